@@ -1,0 +1,3 @@
+from fem.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Command line: ``fem run | info | mesh | post``. It only wires the library together.
+
+Exit codes: 0 success, 1 a check failed, 2 invalid input (study, mesh, results file),
+3 an analysis failed (divergence, singular matrix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from fem import __version__
+from fem.errors import SolverError, StudyError
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_INVALID, EXIT_ANALYSIS_FAILED = 0, 1, 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fem", description="Dynamics of discrete structures.")
+    p.add_argument("--version", action="version", version=f"fem {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a study file and write its results (HDF5)")
+    run.add_argument("study", help="study file (TOML)")
+    run.add_argument("--out", "-o", help="results file (default: [output] file of the study)")
+    for q in (run,):
+        q.add_argument("--quiet", "-q", action="store_true", help="print errors only")
+        q.add_argument("--verbose", "-v", action="store_true", help="print each analysis")
+    info = sub.add_parser("info", help="what a results file holds")
+    info.add_argument("results")
+    mesh = sub.add_parser("mesh", help="nodes, cells and groups of a mesh file")
+    mesh.add_argument("mesh")
+    post = sub.add_parser("post", help="post-process a results file (fem post --help)")
+    post.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "info":
+            return _info(args.results)
+        if args.command == "mesh":
+            from fem.mesh import read
+
+            print(read(args.mesh).summary())
+            return EXIT_OK
+        if args.command == "post":
+            from postpro.cli import main as post_main
+
+            return post_main(args.args)
+    except StudyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except SolverError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:   # a postpro error has its own class; keep the CLI traceback-free
+        from postpro.errors import PostproError
+
+        if isinstance(exc, PostproError):
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        raise
+    return EXIT_OK
+
+
+def _run(args) -> int:
+    from fem.run import run_study
+
+    log = (lambda msg: print(msg, file=sys.stderr)) if args.verbose and not args.quiet else None
+    with warnings.catch_warnings():
+        if args.quiet:
+            warnings.simplefilter("ignore")
+        else:
+            warnings.simplefilter("always")
+            warnings.showwarning = _show_warning
+        report = run_study(args.study, args.out, log=log, progress=not args.quiet)
+    if report.failed_analysis:
+        print(f"error: {report.message}", file=sys.stderr)
+        print(f"results (incomplete): {report.output}", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
+    if report.check_rows and not args.quiet:
+        from postpro.checks import format_table
+
+        print(format_table(report.check_rows))
+    if not args.quiet:
+        print(f"results: {report.output}")
+    return EXIT_OK if report.checks_passed else EXIT_CHECK_FAILED
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _info(path) -> int:
+    import postpro
+
+    results = postpro.open(path, require_complete=False)
+    print(results.describe() if hasattr(results, "describe") else repr(results))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

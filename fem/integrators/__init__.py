@@ -1,0 +1,1 @@
+"""Time integration schemes, one module per family, behind one stepping protocol (base.py)."""

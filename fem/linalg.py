@@ -1,0 +1,100 @@
+"""Factorize once, solve many times: banded Cholesky (after reverse Cuthill-McKee) with
+compiled triangular solves, or a sparse LU when the bandwidth is too large."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.csgraph
+import scipy.sparse.linalg
+
+from fem.errors import SolverError
+
+#: largest (bandwidth + 1) * n stored for a banded factor (float64 entries)
+MAX_BANDED_ENTRIES = 50_000_000
+MAX_BANDWIDTH = 2000
+
+
+class Factor:
+    """A symmetric positive definite matrix, factorized.
+
+    ``banded`` is True when the compiled path can use it: ``perm`` (n,) orders the
+    unknowns, ``lower`` (b+1, n) holds the Cholesky factor in LAPACK lower band storage.
+    Otherwise ``solve`` goes through a sparse LU.
+    """
+
+    def __init__(self, matrix: sp.spmatrix, what: str = "matrix"):
+        matrix = sp.csr_matrix(matrix)
+        n = matrix.shape[0]
+        self.n = n
+        self.banded = False
+        if n == 0:
+            self.perm = np.zeros(0, np.int64)
+            self.lower = np.zeros((1, 0))
+            self.banded = True
+            return
+        perm = scipy.sparse.csgraph.reverse_cuthill_mckee(matrix, symmetric_mode=True)
+        perm = np.asarray(perm, np.int64)
+        P = matrix[perm][:, perm].tocoo()
+        bandwidth = int(np.max(np.abs(P.row - P.col))) if P.nnz else 0
+        if bandwidth <= MAX_BANDWIDTH and (bandwidth + 1) * n <= MAX_BANDED_ENTRIES:
+            ab = np.zeros((bandwidth + 1, n))
+            lower = P.row >= P.col
+            ab[P.row[lower] - P.col[lower], P.col[lower]] += P.data[lower]
+            try:
+                self.lower = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
+                self.perm = perm
+                self.banded = True
+                return
+            except np.linalg.LinAlgError:
+                pass
+        try:
+            self.lu = scipy.sparse.linalg.splu(matrix.tocsc())
+        except RuntimeError as exc:
+            raise SolverError(f"the {what} is singular ({exc})") from None
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        if self.banded:
+            out = np.empty_like(rhs)
+            banded_solve(self.lower, self.perm, np.ascontiguousarray(rhs), out)
+            return out
+        return self.lu.solve(rhs)
+
+
+@numba.njit(cache=True, nogil=True)
+def banded_solve(lower, perm, rhs, out):
+    """Solve L L^T x = rhs[perm], out[perm] = x; ``lower`` in LAPACK lower band storage."""
+    b = lower.shape[0] - 1
+    n = lower.shape[1]
+    x = np.empty(n)
+    for j in range(n):
+        s = rhs[perm[j]]
+        for i in range(1, min(b, j) + 1):
+            s -= lower[i, j - i] * x[j - i]
+        x[j] = s / lower[0, j]
+    for j in range(n - 1, -1, -1):
+        s = x[j]
+        for i in range(1, min(b, n - 1 - j) + 1):
+            s -= lower[i, j] * x[j + i]
+        x[j] = s / lower[0, j]
+    for j in range(n):
+        out[perm[j]] = x[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def csr_matvec_add(data, indices, indptr, x, scale, out):
+    """out += scale * A x for a CSR matrix A."""
+    n = indptr.size - 1
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * x[indices[k]]
+        out[i] += scale * s
+
+
+def csr_parts(matrix: sp.csr_matrix):
+    m = sp.csr_matrix(matrix)
+    return (np.ascontiguousarray(m.data, np.float64), np.ascontiguousarray(m.indices, np.int64),
+            np.ascontiguousarray(m.indptr, np.int64))

@@ -1,0 +1,216 @@
+"""Study + mesh -> Model: resolve names to indices, assemble M, K, C, constraints, loads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from fem.assembly import coo_to_csr
+from fem.errors import StudyError
+from fem.functions import ONE
+from fem.mesh import POI1, SEG2, Mesh
+from fem.mesh import read as read_mesh
+from fem.model.constraints import Constraints, build_constraints
+from fem.model.dofs import DofMap
+from fem.model.elements import Triplets, add_discrete
+from fem.study import TRANSLATIONS, Study, Targets
+
+
+@dataclass
+class Load:
+    """A load vector (n,) over all dofs (N, N.m) multiplied by a time function."""
+    name: str
+    kind: str
+    vector: np.ndarray
+    function: object
+
+
+@dataclass
+class Model:
+    """Everything about the structure, on all dofs (imposed ones included)."""
+    mesh: Mesh
+    dofs: DofMap
+    mass: sp.csr_matrix
+    stiffness: sp.csr_matrix
+    damping: sp.csr_matrix
+    constraints: Constraints
+    loads: dict[str, Load]
+    initial_displacement: np.ndarray
+    initial_velocity: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.dofs.size
+
+    def dof(self, node: str, component: str, where: str = "") -> int:
+        d = int(self.dofs.dof([self.mesh.node_index(node, where)], component)[0])
+        if d < 0:
+            raise StudyError(f"{where + ': ' if where else ''}component {component} is not in "
+                             f"the model (components: {' '.join(self.dofs.components)})")
+        return d
+
+
+def build_mesh(study: Study) -> Mesh:
+    """The study's mesh: its file, plus inline nodes, cells and groups (which may name the
+    file's nodes and cells; a group defined in both gets the union)."""
+    spec = study.mesh
+    base = read_mesh(spec.file) if spec.file is not None else Mesh([], np.zeros((0, 3)))
+    if not (spec.nodes or spec.cells or spec.node_groups or spec.cell_groups):
+        return base
+    names = list(base.node_names) + list(spec.nodes)
+    coords = np.vstack([base.coordinates, np.array(list(spec.nodes.values()), float).reshape(-1, 3)])
+    node_index = {n: i for i, n in enumerate(names)}
+    if len(node_index) != len(names):
+        dup = next(n for n in spec.nodes if base.has_node(n))
+        raise StudyError(f"mesh.nodes.{dup}: node '{dup}' is already defined in {base.source}")
+
+    def node_ref(name, where):
+        try:
+            return node_index[name]
+        except KeyError:
+            raise StudyError(f"{where}: unknown node '{name}'") from None
+
+    cell_names = list(base.cell_names) + list(spec.cells)
+    cell_index = {c: i for i, c in enumerate(cell_names)}
+    if len(cell_index) != len(cell_names):
+        dup = next(c for c in spec.cells if base.has_cell(c))
+        raise StudyError(f"mesh.cells.{dup}: cell '{dup}' is already defined in {base.source}")
+    ctype = [SEG2 if spec.cells[c][0] == "SEG2" else POI1 for c in spec.cells]
+    conn = np.full((len(spec.cells), 2), -1, np.int64)
+    for i, (c, (_, cnodes)) in enumerate(spec.cells.items()):
+        for j, nname in enumerate(cnodes):
+            conn[i, j] = node_ref(nname, f"mesh.cells.{c}.nodes")
+    node_groups = dict(base.node_groups)
+    for g, members in spec.node_groups.items():
+        idx = np.array([node_ref(m, f"mesh.node_groups.{g}") for m in members], np.int64)
+        node_groups[g] = np.union1d(node_groups[g], idx) if g in node_groups else idx
+    cell_groups = dict(base.cell_groups)
+    for g, members in spec.cell_groups.items():
+        idx = []
+        for m in members:
+            if m not in cell_index:
+                raise StudyError(f"mesh.cell_groups.{g}: unknown cell '{m}'")
+            idx.append(cell_index[m])
+        idx = np.array(idx, np.int64)
+        cell_groups[g] = np.union1d(cell_groups[g], idx) if g in cell_groups else idx
+    source = "study inline mesh" if spec.file is None else f"{base.source} + study inline mesh"
+    return Mesh(node_names=names, coordinates=coords, cell_names=cell_names,
+                cell_type=np.concatenate([base.cell_type, np.array(ctype, np.int8)]),
+                connectivity=np.vstack([base.connectivity, conn]), node_groups=node_groups,
+                cell_groups=cell_groups, source=source)
+
+
+def _targets_to_indices(mesh: Mesh, targets: Targets, where: str):
+    """(seg_nodes (k,2), point_nodes (p,), seg_cell_indices (k,)) of a block's targets."""
+    cells = [np.array([mesh.cell_index(c, f"{where}.cells") for c in targets.cells], np.int64)]
+    cells += [mesh.cell_group(g, f"{where}.cell_groups") for g in targets.cell_groups]
+    cells = np.unique(np.concatenate(cells)) if cells else np.zeros(0, np.int64)
+    nodes = [np.array([mesh.node_index(n, f"{where}.nodes") for n in targets.nodes], np.int64)]
+    nodes += [mesh.node_group(g, f"{where}.node_groups") for g in targets.node_groups]
+    nodes = np.unique(np.concatenate(nodes)) if nodes else np.zeros(0, np.int64)
+    seg = cells[mesh.cell_type[cells] == SEG2]
+    poi = cells[mesh.cell_type[cells] == POI1]
+    point_nodes = np.unique(np.concatenate([nodes, mesh.connectivity[poi, 0]]))
+    return mesh.connectivity[seg], point_nodes, seg
+
+
+def target_nodes(mesh: Mesh, targets: Targets, where: str) -> np.ndarray:
+    nodes = [np.array([mesh.node_index(n, f"{where}.nodes") for n in targets.nodes], np.int64)]
+    nodes += [mesh.node_group(g, f"{where}.node_groups") for g in targets.node_groups]
+    return np.unique(np.concatenate(nodes))
+
+
+def build_model(study: Study, mesh: Mesh) -> Model:
+    """Assemble the model of ``study`` on ``mesh``; every name is resolved here."""
+    dofmap = DofMap(mesh.node_count, study.components)
+    n = dofmap.size
+    mass, stiffness, damping = Triplets(), Triplets(), Triplets()
+    for spec in study.discrete:
+        seg_nodes, point_nodes, seg_cells = _targets_to_indices(mesh, spec.targets, spec.where)
+        if len(seg_nodes) == 0 and len(point_nodes) == 0:
+            raise StudyError(f"{spec.where}: its targets hold no node or cell")
+        add_discrete(mass, stiffness, damping, dofmap, mesh.coordinates, spec, seg_nodes,
+                     point_nodes, [mesh.cell_names[i] for i in seg_cells])
+    M = coo_to_csr(*mass.arrays(), n)
+    K = coo_to_csr(*stiffness.arrays(), n)
+    C = coo_to_csr(*damping.arrays(), n)
+    constraints = _constraints(study, mesh, dofmap)
+    _check_singular(M, K, C, constraints, dofmap, mesh)
+    loads = _loads(study, mesh, dofmap, M)
+    u0, v0 = _initial(study, mesh, dofmap)
+    return Model(mesh, dofmap, M, K, C, constraints, loads, u0, v0)
+
+
+def _node_dofs(mesh, dofmap, targets, where, comp):
+    nodes = target_nodes(mesh, targets, where)
+    return nodes, dofmap.dof(nodes, comp)
+
+
+def _constraints(study: Study, mesh: Mesh, dofmap: DofMap) -> Constraints:
+    imposed = []
+    for spec in study.imposed:
+        nodes = target_nodes(mesh, spec.targets, spec.where)
+        fn = study.functions[spec.function] if spec.function else None
+        dofs, values, names = [], [], []
+        for comp, value in spec.values.items():
+            dofs.append(dofmap.dof(nodes, comp))
+            values.append(np.full(len(nodes), value))
+            names += [f"node {mesh.node_names[i]} {comp}" for i in nodes]
+        imposed.append((spec.where, np.concatenate(dofs), np.concatenate(values), fn, names))
+    relations = []
+    for spec in study.relations:
+        dofs, coefs = [], []
+        for k, (node, comp, coef) in enumerate(spec.terms):
+            idx = mesh.node_index(node, f"{spec.where}.terms[{k + 1}].node")
+            dofs.append(int(dofmap.dof([idx], comp)[0]))
+            coefs.append(coef)
+        fn = study.functions[spec.function] if spec.function else None
+        relations.append((spec.where, np.array(dofs), np.array(coefs), spec.value, fn))
+    return build_constraints(dofmap.size, imposed, relations)
+
+
+def _check_singular(M, K, C, constraints: Constraints, dofmap: DofMap, mesh: Mesh):
+    """A free dof with neither mass nor stiffness makes every scheme singular: name it."""
+    R = (abs(M) + abs(K)) @ constraints.T
+    weight = np.asarray(abs(constraints.T.T) @ abs(R).sum(axis=1)).ravel() if R.nnz else \
+        np.zeros(constraints.size)
+    if constraints.size and np.any(weight == 0):
+        j = int(np.where(weight == 0)[0][0])
+        dof = int(constraints.free[j])
+        raise StudyError(f"{dofmap.name(dof, mesh.node_names)} has neither mass nor stiffness: "
+                         f"the system is singular (add a [[discrete]] mass or spring, or impose it)")
+
+
+def _loads(study: Study, mesh: Mesh, dofmap: DofMap, M) -> dict[str, Load]:
+    loads = {}
+    n = dofmap.size
+    for spec in study.loads:
+        fn = study.functions[spec.function] if spec.function else ONE
+        vector = np.zeros(n)
+        if spec.kind == "force":
+            nodes = target_nodes(mesh, spec.targets, spec.where)
+            for comp, value in spec.values.items():
+                np.add.at(vector, dofmap.dof(nodes, comp), value)
+        else:
+            # uniform acceleration field r (m/s^2 per unit) on the translations of every node
+            r = np.zeros(n)
+            for k, comp in enumerate(TRANSLATIONS):
+                d = dofmap.dof(np.arange(mesh.node_count), comp)
+                if d[0] >= 0 if len(d) else False:
+                    r[d] = spec.direction[k]
+            sign = 1.0 if spec.kind == "gravity" else -1.0      # base motion: F = -M r a_g
+            vector = sign * spec.g * (M @ r)
+        loads[spec.name] = Load(spec.name, spec.kind, vector, fn)
+    return loads
+
+
+def _initial(study: Study, mesh: Mesh, dofmap: DofMap):
+    u0, v0 = np.zeros(dofmap.size), np.zeros(dofmap.size)
+    for spec in study.initial:
+        nodes = target_nodes(mesh, spec.targets, spec.where)
+        for target, values in ((u0, spec.displacement), (v0, spec.velocity)):
+            for comp, value in values.items():
+                target[dofmap.dof(nodes, comp)] = value
+    return u0, v0

@@ -1,0 +1,175 @@
+"""HDF5 results writer: streamed, chunked time series; the file is complete only at the end.
+
+Layout and names are those of ``postpro.layout`` (the results format contract, version 1).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from fem import __version__
+from postpro import layout
+
+_STR = h5py.string_dtype()
+_CHUNK_BYTES = 1 << 20
+
+
+def _chunk_shape(width: int) -> tuple[int, int]:
+    """Chunks of about 1 MiB: a few hundred columns wide so that one column reads cheaply."""
+    cols = max(1, min(width, 128))
+    rows = max(1, min(8192, _CHUNK_BYTES // (8 * cols)))
+    return rows, cols
+
+
+class ResultsWriter:
+    """Write one results file.
+
+    The root attribute ``status`` is "running" until :meth:`close` is called with
+    ``complete=True``; every append is flushed so that a run stopped at any moment leaves a
+    readable file.
+    """
+
+    def __init__(self, path, *, title: str, study_source: str, node_names, coordinates,
+                 dof_node, dof_component, dof_imposed):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = h5py.File(self.path, "w", libver="latest", rdcc_nbytes=64 << 20)
+        f = self.file
+        f.attrs["format"] = layout.FORMAT
+        f.attrs["format_version"] = layout.FORMAT_VERSION
+        f.attrs["producer"] = f"fem {__version__}"
+        f.attrs["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        f.attrs["title"] = title
+        f.attrs["status"] = layout.STATUS_RUNNING
+        f.create_dataset(layout.STUDY_SOURCE, data=study_source, dtype=_STR)
+        f.create_dataset(layout.NODE_NAMES, data=np.asarray(node_names, dtype=object), dtype=_STR)
+        d = f.create_dataset(layout.COORDINATES, data=np.asarray(coordinates, float))
+        d.attrs["units"] = "m"
+        f.create_dataset(layout.DOF_NODE, data=np.asarray(dof_node, np.int32))
+        f.create_dataset(layout.DOF_COMPONENT, data=np.asarray(dof_component, dtype=object),
+                         dtype=_STR)
+        f.create_dataset(layout.DOF_IMPOSED, data=np.asarray(dof_imposed, bool))
+        f.require_group(layout.ANALYSES)
+        self.ndof = len(dof_node)
+        f.flush()
+
+    def analysis(self, name: str, kind: str, *, basis: str = "", scheme: str = "",
+                 parameters: dict | None = None) -> "AnalysisWriter":
+        group = self.file[layout.ANALYSES].create_group(name)
+        group.attrs.update(kind=kind, basis=basis, scheme=scheme, status=layout.STATUS_RUNNING,
+                           message="", wall_time_s=0.0, steps=0, rejected_steps=0,
+                           parameters=json.dumps(parameters or {}, default=str))
+        self.file.flush()
+        return AnalysisWriter(group)
+
+    def write_checks(self, rows: list[dict]):
+        """Store the /checks table: one row per check (keys of ``layout.CHECK_COLUMNS``)."""
+        dtype = np.dtype([("analysis", _STR), ("quantity", _STR), ("node", _STR),
+                          ("component", _STR), ("at", _STR), ("reference", "f8"),
+                          ("computed", "f8"), ("tolerance", "f8"), ("passed", "?")])
+        table = np.zeros(len(rows), dtype=dtype)
+        for i, row in enumerate(rows):
+            table[i] = tuple(row[c] for c in layout.CHECK_COLUMNS)
+        if layout.CHECKS in self.file:
+            del self.file[layout.CHECKS]
+        self.file.create_dataset(layout.CHECKS, data=table)
+        self.file.flush()
+
+    def close(self, complete: bool):
+        if self.file.id.valid:
+            self.file.attrs["status"] = layout.STATUS_COMPLETE if complete else layout.STATUS_FAILED
+            self.file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(complete=False) if exc_type else None
+        if self.file.id.valid:
+            self.file.close()
+
+
+class AnalysisWriter:
+    """One ``/analyses/<name>`` group."""
+
+    def __init__(self, group: h5py.Group):
+        self.group = group
+
+    def dataset(self, name: str, data, units: str | None = None):
+        """A fixed-size dataset (modes, frequencies, ...)."""
+        data = np.asarray(data)
+        if data.dtype.kind in "OUS":
+            d = self.group.create_dataset(name, data=data.astype(object), dtype=_STR)
+        else:
+            d = self.group.create_dataset(name, data=data)
+        if units:
+            d.attrs["units"] = units
+        self.group.file.flush()
+        return d
+
+    def series(self, columns: dict[str, int], units: dict[str, str] | None = None,
+               dtype=np.float64) -> "SeriesWriter":
+        """Time-indexed datasets: ``time`` plus one (nt, width) dataset per column name.
+
+        A width of 0 gives a 1-D (nt,) dataset.
+        """
+        return SeriesWriter(self.group, columns, units or {}, dtype)
+
+    def events(self, rows: list[tuple[float, str, str, str]]):
+        """The events table: (time, kind, link, detail) rows."""
+        dtype = np.dtype([("time", "f8"), ("kind", _STR), ("link", _STR), ("detail", _STR)])
+        table = np.zeros(len(rows), dtype=dtype)
+        for i, row in enumerate(rows):
+            table[i] = row
+        if "events" in self.group:
+            del self.group["events"]
+        d = self.group.create_dataset("events", data=table, maxshape=(None,))
+        d.attrs["units"] = "s"
+        self.group.file.flush()
+
+    def set(self, **attrs):
+        for key, value in attrs.items():
+            self.group.attrs[key] = json.dumps(value, default=str) if isinstance(value, dict) else value
+        self.group.file.flush()
+
+    def finish(self, status: str = layout.STATUS_COMPLETE, message: str = "", **attrs):
+        self.set(status=status, message=message, **attrs)
+
+
+class SeriesWriter:
+    """Appends blocks of rows to resizable, chunked datasets sharing the ``time`` axis."""
+
+    def __init__(self, group: h5py.Group, columns: dict[str, int], units: dict[str, str], dtype):
+        self.group = group
+        self.rows = 0
+        self.datasets = {}
+        if "time" not in columns:
+            columns = {"time": 0, **columns}
+        for name, width in columns.items():
+            if width:
+                d = group.create_dataset(name, shape=(0, width), maxshape=(None, width),
+                                         dtype=dtype, chunks=_chunk_shape(width))
+            else:
+                d = group.create_dataset(name, shape=(0,), maxshape=(None,), dtype=np.float64,
+                                         chunks=(8192,))
+            unit = units.get(name) or layout.UNITS.get(name.rsplit("/", 1)[-1])
+            if unit:
+                d.attrs["units"] = unit
+            self.datasets[name] = d
+
+    def append(self, **blocks):
+        """Append k rows: every column of this series must be given, each with k rows."""
+        k = len(blocks["time"])
+        if k == 0:
+            return
+        start, stop = self.rows, self.rows + k
+        for name, d in self.datasets.items():
+            d.resize(stop, axis=0)
+            d[start:stop] = blocks[name]
+        self.rows = stop
+        self.group.file.flush()

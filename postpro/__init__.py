@@ -1,0 +1,6 @@
+"""postpro: reading and post-processing fem results files (no solver imports)."""
+
+from postpro.errors import CheckSpecError, PostproError
+from postpro.results import Results, open
+
+__all__ = ["CheckSpecError", "PostproError", "Results", "open"]
