@@ -54,7 +54,7 @@ class ResultsWriter:
         f.create_dataset(layout.DOF_COMPONENT, data=np.asarray(dof_component, dtype=object),
                          dtype=_STR)
         f.create_dataset(layout.DOF_IMPOSED, data=np.asarray(dof_imposed, bool))
-        f.require_group(layout.ANALYSES)
+        f.create_group(layout.ANALYSES, track_order=True)
         self.ndof = len(dof_node)
         f.flush()
 
@@ -69,9 +69,9 @@ class ResultsWriter:
 
     def write_checks(self, rows: list[dict]):
         """Store the /checks table: one row per check (keys of ``layout.CHECK_COLUMNS``)."""
-        dtype = np.dtype([("analysis", _STR), ("quantity", _STR), ("node", _STR),
-                          ("component", _STR), ("at", _STR), ("reference", "f8"),
-                          ("computed", "f8"), ("tolerance", "f8"), ("passed", "?")])
+        kinds = {"reference": "f8", "computed": "f8", "tolerance": "f8", "passed": "?",
+                 "absolute": "?"}
+        dtype = np.dtype([(c, kinds.get(c, _STR)) for c in layout.CHECK_COLUMNS])
         table = np.zeros(len(rows), dtype=dtype)
         for i, row in enumerate(rows):
             table[i] = tuple(row[c] for c in layout.CHECK_COLUMNS)
@@ -99,6 +99,12 @@ class AnalysisWriter:
 
     def __init__(self, group: h5py.Group):
         self.group = group
+
+    def link(self, name: str, **attrs) -> h5py.Group:
+        """The ``links/<name>`` group, with attributes such as the link's stiffness."""
+        g = self.group.require_group(f"links/{name}")
+        g.attrs.update(attrs)
+        return g
 
     def dataset(self, name: str, data, units: str | None = None):
         """A fixed-size dataset (modes, frequencies, ...)."""

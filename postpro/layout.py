@@ -45,4 +45,4 @@ ANALYSIS_ATTRS = ("kind", "basis", "scheme", "status", "message", "wall_time_s",
 
 # columns of the /checks compound table
 CHECK_COLUMNS = ("analysis", "quantity", "node", "component", "at", "reference", "computed",
-                 "tolerance", "passed")
+                 "tolerance", "absolute", "passed")

@@ -88,6 +88,8 @@ def highest_frequency(system) -> float:
         # power iteration on the symmetric M^-1/2 K M^-1/2
         s = 1.0 / np.sqrt(d)
         A = sp.diags(s) @ K @ sp.diags(s)
+        if n <= 200:
+            return float(np.sqrt(max(np.linalg.eigvalsh(A.toarray())[-1], 0.0)))
         try:
             lam = scipy.sparse.linalg.eigsh(A, k=1, which="LA", return_eigenvectors=False,
                                             tol=1e-6, maxiter=max(1000, 20 * n))[0]

@@ -1,0 +1,73 @@
+"""Shared helpers: run a study written inline and read its results."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def run_toml(tmp_path):
+    """run_toml(text) -> open h5py.File of the results (the study is written in tmp_path)."""
+    from fem.run import run_study
+
+    opened = []
+
+    def _run(text: str, name: str = "study"):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(textwrap.dedent(text))
+        out = tmp_path / f"{name}.h5"
+        report = run_study(path, out)
+        f = h5py.File(out, "r")
+        opened.append(f)
+        f.report = report
+        return f
+
+    yield _run
+    for f in opened:
+        f.close()
+
+
+def series(f, analysis: str, field: str, dof: int):
+    g = f["analyses"][analysis]
+    return g["time"][:], g[field][:, dof]
+
+
+def oscillator_toml(*, mass=1.0, stiffness=1.0, damping=0.0, u0=0.0, v0=0.0, force=None,
+                    function=None, scheme="newmark", step=0.01, end=1.0, extra="", params=""):
+    """A one-dof oscillator along X: node P on a spring to ground (POI1-like point element)."""
+    load = ""
+    if force is not None:
+        load = f'[[load]]\nname = "f"\nnodes = ["P"]\nFX = {force}\n'
+        if function:
+            load += f'function = "{function}"\n'
+    init = ""
+    if u0 or v0:
+        init = f'[[initial]]\nnodes = ["P"]\ndisplacement = {{ DX = {u0} }}\nvelocity = {{ DX = {v0} }}\n'
+    return f"""
+[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["P"]
+mass = {mass}
+stiffness = {stiffness}
+damping = {damping}
+{load}
+{init}
+{extra}
+[[analysis]]
+name = "a"
+kind = "transient"
+scheme = "{scheme}"
+end = {end}
+step = {step}
+{params}
+"""
