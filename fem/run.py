@@ -3,26 +3,14 @@ and write one results file (complete only when everything has run)."""
 
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from fem.assembly import reduce
-from fem.driver import integrate
+from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
-from fem.integrators import newmark
-from fem.integrators.base import State
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
-from fem.study import AnalysisSpec, Study, load_study
-from fem.timegrid import build_grid
-from postpro import layout
-
-#: (kind, basis) -> schemes this version runs
-AVAILABLE = {("transient", "physical"): ("newmark", "hht", "central_difference")}
+from fem.study import Study, load_study
 
 
 @dataclass
@@ -41,13 +29,14 @@ def check_available(study: Study):
     """Refuse, before any computation, what this version cannot run yet."""
     for a in study.analyses:
         basis = a.get("basis", "physical")
-        schemes = AVAILABLE.get((a.kind, basis if a.kind == "transient" else "physical"))
-        if schemes is None:
-            what = f"analysis kind '{a.kind}'" + (f" on a {basis} basis" if a.kind == "transient"
+        entry = RUNNERS.get((a.kind, basis))
+        if entry is None:
+            what = f"analysis kind '{a.kind}'" + (f" on a {basis} basis" if "basis" in a.params
                                                    else "")
             raise NotAvailableError(f"{a.where}.kind: {what} is not available yet in this "
                                     f"version of fem")
-        if a.kind == "transient" and a.get("scheme") not in schemes:
+        schemes = entry[1]
+        if schemes is not None and a.get("scheme") not in schemes:
             raise NotAvailableError(f"{a.where}.scheme: scheme '{a.get('scheme')}' is not "
                                     f"available yet (available: {', '.join(schemes)})")
         if a.get("links"):
@@ -85,12 +74,13 @@ def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
                            node_names=model.mesh.node_names, coordinates=model.mesh.coordinates,
                            dof_node=model.dofs.dof_node, dof_component=model.dofs.dof_component,
                            dof_imposed=model.constraints.imposed | model.constraints.slaves)
-    states: dict[str, tuple[float, State]] = {}
+    ctx = Context(study, model, writer, progress=progress, log=log)
     try:
         for spec in study.analyses:
             log(f"analysis {spec.name} ({spec.kind}, {spec.get('scheme', '')})")
+            runner = RUNNERS[(spec.kind, spec.get("basis", "physical"))][0]
             try:
-                _run_transient(study, spec, model, writer, states, progress, log)
+                runner(ctx, spec)
             except SolverError as exc:
                 report.failed_analysis, report.message = spec.name, str(exc)
                 writer.close(complete=False)
@@ -107,64 +97,3 @@ def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
         writer.close(complete=False)
         raise
     return report
-
-
-def _initial_state(spec: AnalysisSpec, model, system, writer, states):
-    init = spec.get("initial")
-    if init is None:
-        return None
-    t_end, state = states[init["analysis"]]
-    t = init.get("time")
-    if t is None or abs(t - t_end) <= 1e-12 * max(1.0, abs(t_end)):
-        return state.copy()
-    group = writer.file[layout.ANALYSES][init["analysis"]]
-    times = group["time"][:]
-    k = int(np.argmin(np.abs(times - t)))
-    if abs(times[k] - t) > 1e-9 * max(1.0, abs(t)):
-        raise StudyError(f"{spec.where}.initial.time: {t:g} s is not an archived instant of "
-                         f"analysis '{init['analysis']}'")
-    for f in ("displacement", "velocity"):
-        if f not in group:
-            raise StudyError(f"{spec.where}.initial: analysis '{init['analysis']}' did not "
-                             f"archive its {f}")
-    free = model.constraints.free
-    return State(group["displacement"][k][free], group["velocity"][k][free], None)
-
-
-def _run_transient(study, spec: AnalysisSpec, model, writer, states, progress, log):
-    p = spec.params
-    system = reduce(model, p["loads"])
-    grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
-                      archive=p["archive"], where=spec.where)
-    scheme = newmark.make(system, p["scheme"], p)
-    state = _initial_state(spec, model, system, writer, states)
-    parameters = {k: v for k, v in p.items() if k not in ("loads",)}
-    parameters["loads"] = p["loads"]
-    aw = writer.analysis(spec.name, "transient", basis=p["basis"], scheme=p["scheme"],
-                         parameters=parameters)
-    series = aw.series({"time": 0, **{f: model.size for f in p["fields"]}})
-    bar = _progress_bar(grid.steps, spec.name) if progress else None
-    t0 = time.perf_counter()
-    try:
-        final, steps = integrate(system, scheme, grid, state=state, fields=p["fields"],
-                                 sink=series, progress=bar.update if bar else None,
-                                 name=f"analysis '{spec.name}'")
-    except SolverError as exc:
-        aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0)
-        raise
-    finally:
-        if bar:
-            bar.close()
-    wall = time.perf_counter() - t0
-    aw.finish("complete", "", wall_time_s=wall, steps=steps, rejected_steps=0)
-    states[spec.name] = (p["end"], final)
-    log(f"  {steps} steps, {series.rows} archived instants, {wall:.3f} s")
-
-
-def _progress_bar(total, name):
-    if not sys.stderr.isatty() or total < 20000:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=name, unit="step", unit_scale=True, leave=False,
-                file=sys.stderr)

@@ -1,0 +1,32 @@
+"""Analysis runners, one module per analysis kind, registered by (kind, basis).
+
+A runner is ``run(ctx: Context, spec: AnalysisSpec) -> None``: it computes the analysis and
+writes it through ``ctx.writer``; it raises ``SolverError`` on a numerical failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fem.analyses import transient
+
+#: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
+RUNNERS = {
+    ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference")),
+}
+
+
+@dataclass
+class Context:
+    """What every runner may use: the study, the model, the open results file, and the
+    final states of the analyses already run (to start another analysis from them)."""
+    study: object
+    model: object
+    writer: object
+    states: dict = field(default_factory=dict)
+    progress: bool = False
+    log: object = None
+
+    def say(self, message: str):
+        if self.log:
+            self.log(message)

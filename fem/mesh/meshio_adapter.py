@@ -1,0 +1,253 @@
+"""Reader of every format meshio reads (gmsh, MED, Abaqus, VTK/VTU, XDMF...), as a `Mesh`.
+
+Names follow code_aster's convention for unnamed entities: nodes ``N1..Nn`` by
+point index, cells ``M1..Mc`` in file order. meshio ``vertex`` cells become
+POI1, ``line`` cells SEG2; any other cell type is refused.
+
+Groups are taken from whatever the format stores:
+
+* gmsh physical groups (``gmsh:physical`` cell data named by ``field_data``,
+  and meshio's ``cell_sets`` for MSH 4.1 entities in several physical groups):
+  each gives a cell group and a node group of the same name holding its
+  cells' nodes, as code_aster does for gmsh meshes. An unnamed physical group
+  number ``k`` is called ``GMk``.
+* MED families (``point_tags``/``cell_tags`` data with meshio's family tables):
+  node groups from node families, cell groups from cell families.
+* meshio ``point_sets`` (node groups) and ``cell_sets`` (cell groups, whose
+  cells' nodes also give a node group of that name unless one exists).
+
+Groups that end up empty are left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+
+from fem.errors import MeshError
+from fem.mesh.core import POI1, SEG2, Mesh
+
+#: meshio cell type -> (fem cell type code, topological dimension used by gmsh tags).
+_KEPT_TYPES = {"vertex": (POI1, 0), "line": (SEG2, 1)}
+
+
+def read(path) -> Mesh:
+    """Read a mesh file with meshio.
+
+    Parameters
+    ----------
+    path : str or Path
+        Any file meshio reads; the format follows the suffix.
+
+    Returns
+    -------
+    Mesh
+        ``source`` is the file path.
+
+    Raises
+    ------
+    MeshError
+        When meshio fails (its message, on one line) or the file holds cells
+        other than vertices and lines.
+    """
+    import meshio  # imported on first use: it is slow to import and .mail files do not need it
+
+    path = Path(path)
+    # meshio prints each failed format's error and calls sys.exit when all fail: capture it.
+    chatter = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            mesh = meshio.read(path)
+    except (Exception, SystemExit) as exc:
+        said = "" if isinstance(exc, SystemExit) else str(exc)
+        said = said or chatter.getvalue() or type(exc).__name__
+        message = " ".join(said.replace("Error:", " ").split())
+        raise MeshError(f"cannot read mesh file {path}: {message}") from None
+    return from_meshio(mesh, str(path))
+
+
+def from_meshio(mesh, source: str = "inline") -> Mesh:
+    """Convert a ``meshio.Mesh`` into a `Mesh`.
+
+    Parameters
+    ----------
+    mesh : meshio.Mesh
+        Points (n, d) with d <= 3, in m; cell blocks of type ``vertex`` or ``line``.
+    source : str
+        File name used in the mesh and in error messages.
+
+    Returns
+    -------
+    Mesh
+    """
+    points = np.asarray(mesh.points, dtype=float)
+    if points.ndim != 2 or points.shape[1] > 3:
+        raise MeshError(f"{source}: points of shape {points.shape}, expected (n, 1..3)")
+    n = len(points)
+    coordinates = np.zeros((n, 3))
+    coordinates[:, :points.shape[1]] = points
+
+    blocks = list(mesh.cells)
+    cell_type, connectivity, dims = _cells(blocks, n, source)
+    starts = np.concatenate([[0], np.cumsum([len(b.data) for b in blocks])]).astype(np.int64)
+
+    cell_members: dict[str, list] = {}
+    node_members: dict[str, list] = {}
+    with_nodes: set[str] = set()  # cell groups that also give a node group
+
+    keep, new_index = _gmsh_duplicates(mesh, blocks, cell_type, connectivity)
+    _gmsh_physical(mesh, blocks, dims, cell_members, with_nodes)
+    _cell_sets(mesh, blocks, starts, source, cell_members, with_nodes)
+    _point_sets(mesh, n, source, node_members)
+    _med_families(mesh, blocks, n, source, cell_members, node_members)
+
+    cell_type, connectivity = cell_type[keep], connectivity[keep]
+    cell_groups = {}
+    for name, parts in cell_members.items():
+        idx = np.unique(new_index[np.concatenate(parts)])
+        if idx.size:
+            cell_groups[name] = idx
+    node_groups = {}
+    for name, parts in node_members.items():
+        idx = np.unique(np.concatenate(parts))
+        if idx.size:
+            node_groups[name] = idx
+    for name in sorted(with_nodes):
+        if name in node_members or name not in cell_groups:
+            continue
+        nodes = connectivity[cell_groups[name]].ravel()
+        node_groups[name] = np.unique(nodes[nodes >= 0])
+
+    return Mesh(node_names=[f"N{i + 1}" for i in range(n)], coordinates=coordinates,
+                cell_names=[f"M{i + 1}" for i in range(len(cell_type))],
+                cell_type=cell_type, connectivity=connectivity,
+                node_groups=node_groups, cell_groups=cell_groups, source=source)
+
+
+def _cells(blocks, n: int, source: str):
+    """Type codes (c,), connectivity (c, 2) and gmsh dimension (c,) of all cell blocks."""
+    types, conns, dims = [], [], []
+    for block in blocks:
+        if block.type not in _KEPT_TYPES:
+            raise MeshError(f"{source}: cell type '{block.type}' is not supported (fem handles "
+                            f"POI1 and SEG2 cells: meshio's 'vertex' and 'line')")
+        code, dim = _KEPT_TYPES[block.type]
+        data = np.asarray(block.data, dtype=np.int64).reshape(len(block.data), -1)
+        conn = np.full((len(data), 2), -1, dtype=np.int64)
+        conn[:, :data.shape[1]] = data
+        types.append(np.full(len(data), code, dtype=np.int8))
+        conns.append(conn)
+        dims.append(np.full(len(data), dim, dtype=np.int64))
+    if not blocks:
+        return np.zeros(0, np.int8), np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
+    connectivity = np.vstack(conns)
+    used = connectivity[connectivity >= 0]
+    if used.size and used.max() >= n:
+        raise MeshError(f"{source}: a cell refers to point {int(used.max()) + 1}, "
+                        f"the file has {n} points")
+    return np.concatenate(types), connectivity, np.concatenate(dims)
+
+
+def _flat(data, blocks) -> np.ndarray | None:
+    """Per-block cell data concatenated to (c,), or None when it does not match the blocks."""
+    if data is None or len(data) != len(blocks):
+        return None
+    parts = [np.asarray(d).reshape(-1) for d in data]
+    if any(len(p) != len(b.data) for p, b in zip(parts, blocks)):
+        return None
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _gmsh_duplicates(mesh, blocks, cell_type, connectivity):
+    """Cells to keep and old -> new cell index, merging gmsh 2 copies of one element.
+
+    MSH 2 files store an element once per physical group it belongs to: copies
+    share type, nodes and elementary entity and only differ by physical tag.
+    """
+    count = len(cell_type)
+    identity = np.arange(count)
+    geometrical = _flat(mesh.cell_data.get("gmsh:geometrical"), blocks)
+    if geometrical is None or "gmsh:physical" not in mesh.cell_data or count == 0:
+        return identity, identity
+    key = np.column_stack([cell_type.astype(np.int64), connectivity,
+                           geometrical.astype(np.int64)])
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    if len(first) == count:
+        return identity, identity
+    order = np.argsort(first)  # merged cells keep the place of their first copy
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
+def _gmsh_physical(mesh, blocks, dims, cell_members, with_nodes):
+    tags = _flat(mesh.cell_data.get("gmsh:physical"), blocks)
+    if tags is None or tags.size == 0:
+        return
+    tags = tags.astype(np.int64)
+    # gmsh numbers physical groups per dimension, so a name is keyed by (tag, dimension).
+    names = {}
+    for name, value in mesh.field_data.items():
+        value = np.asarray(value).reshape(-1)
+        if value.size == 2:
+            names[(int(value[0]), int(value[1]))] = name
+    for tag, dim in np.unique(np.column_stack([tags, dims]), axis=0):
+        if tag <= 0:
+            continue  # MSH 2 marks elements outside any physical group with 0
+        name = names.get((int(tag), int(dim)), f"GM{int(tag)}")
+        cell_members.setdefault(name, []).append(np.flatnonzero((tags == tag) & (dims == dim)))
+        with_nodes.add(name)
+
+
+def _cell_sets(mesh, blocks, starts, source, cell_members, with_nodes):
+    for name, per_block in (getattr(mesh, "cell_sets", None) or {}).items():
+        if name.startswith("gmsh:"):
+            continue  # meshio bookkeeping (bounding entities), not a set of cells
+        if len(per_block) != len(blocks):
+            raise MeshError(f"{source}: cannot interpret cell set '{name}' "
+                            f"({len(per_block)} parts for {len(blocks)} cell blocks)")
+        for b, (block, part) in enumerate(zip(blocks, per_block)):
+            try:
+                idx = np.asarray(part if part is not None else [], dtype=np.int64).reshape(-1)
+            except (TypeError, ValueError):
+                raise MeshError(f"{source}: cannot interpret cell set '{name}'") from None
+            if idx.size and (idx.min() < 0 or idx.max() >= len(block.data)):
+                raise MeshError(f"{source}: cell set '{name}' refers to a missing cell")
+            cell_members.setdefault(name, []).append(starts[b] + idx)
+        with_nodes.add(name)
+
+
+def _point_sets(mesh, n, source, node_members):
+    for name, part in (getattr(mesh, "point_sets", None) or {}).items():
+        try:
+            idx = np.asarray(part, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError):
+            raise MeshError(f"{source}: cannot interpret point set '{name}'") from None
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise MeshError(f"{source}: point set '{name}' refers to a missing point")
+        node_members.setdefault(name, []).append(idx)
+
+
+def _med_families(mesh, blocks, n, source, cell_members, node_members):
+    """Groups of MED families: each family number lists the groups its entities belong to."""
+    point_families = getattr(mesh, "point_tags", None) or {}
+    numbers = mesh.point_data.get("point_tags")
+    if point_families and numbers is not None:
+        numbers = np.asarray(numbers).reshape(-1)
+        if len(numbers) != n:
+            raise MeshError(f"{source}: MED node families do not match the {n} points")
+        _add_families(point_families, numbers, node_members)
+    cell_families = getattr(mesh, "cell_tags", None) or {}
+    numbers = _flat(mesh.cell_data.get("cell_tags"), blocks)
+    if cell_families and numbers is not None:
+        _add_families(cell_families, numbers, cell_members)
+
+
+def _add_families(families: dict, numbers: np.ndarray, members: dict):
+    for number, names in families.items():
+        idx = np.flatnonzero(numbers == number)
+        for name in names:
+            members.setdefault(str(name), []).append(idx)
