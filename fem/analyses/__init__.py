@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import transient
+from fem.analyses import modes, transient
 
 #: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
 RUNNERS = {
     ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference")),
+    ("modes", "physical"): (modes.run, None),
 }
 
 

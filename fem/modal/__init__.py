@@ -1,0 +1,1 @@
+"""Everything in modal coordinates: real and complex modes, projection, recombination."""
