@@ -61,7 +61,8 @@ def integrate(system, scheme, grid: TimeGrid, *, state: State | None = None, fie
     for i0, i1, dt in grid.segments:
         for c0 in range(i0, i1, chunk):
             c1 = min(c0 + chunk, i1)
-            W = system.load_values(times[c0:c1 + 1])
+            with np.errstate(all="ignore"):     # non-finite values are reported just below
+                W = system.load_values(times[c0:c1 + 1])
             if not np.isfinite(W).all():
                 bad = c0 + int(np.where(~np.isfinite(W).all(axis=1))[0][0])
                 raise SolverError(f"{name}: a load or imposed-motion function is not finite at "

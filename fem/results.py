@@ -20,9 +20,10 @@ _CHUNK_BYTES = 1 << 20
 
 
 def _chunk_shape(width: int) -> tuple[int, int]:
-    """Chunks of about 1 MiB: a few hundred columns wide so that one column reads cheaply."""
+    """Chunks of at most 1 MiB, 128 columns wide so that one column reads cheaply; a row of
+    chunks stays under 4 MiB so that a wide series does not reserve much on its first row."""
     cols = max(1, min(width, 128))
-    rows = max(1, min(8192, _CHUNK_BYTES // (8 * cols)))
+    rows = max(1, min(8192, _CHUNK_BYTES // (8 * cols), (4 * _CHUNK_BYTES) // (8 * width)))
     return rows, cols
 
 
@@ -38,7 +39,10 @@ class ResultsWriter:
                  dof_node, dof_component, dof_imposed):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = h5py.File(self.path, "w", libver="latest", rdcc_nbytes=64 << 20)
+        # The low bound v108 keeps the superblock below version 3: a version 3 superblock
+        # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
+        # file of a killed run could not be opened again, even read-only.
+        self.file = h5py.File(self.path, "w", libver=("v108", "latest"), rdcc_nbytes=64 << 20)
         f = self.file
         f.attrs["format"] = layout.FORMAT
         f.attrs["format_version"] = layout.FORMAT_VERSION

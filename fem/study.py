@@ -43,6 +43,8 @@ SCHEME_KEYS = {
     "rk54": {"tolerance", "max_step", "min_step"},
 }
 LINK_KINDS = ("shock", "impact")
+#: most time steps one transient analysis may take (its time grid is held in memory)
+MAX_STEPS = 10**8
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
                      for i, t in enumerate(root.tables("analysis")))
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
+    _check_function_domains(analyses, loads, imposed, relations, functions)
     checks = _checks(root.raw("check", []), analyses)
     out_t = root.table("output", None)
     output = Path(f"{path.stem}.h5")
@@ -254,6 +257,8 @@ def _mesh(t: Table, base: Path) -> MeshSpec:
     file = t.str("file", None)
     if file is not None:
         file = Path(file) if Path(file).is_absolute() else base / file
+        if not file.is_file():
+            raise t.error("file", f"mesh file not found: {file}")
     nodes = {}
     nt = t.table("nodes", None)
     if nt is not None:
@@ -321,7 +326,7 @@ def _per_direction(t: Table, key: str, n_rot: bool):
     else:
         values = [check_float(value, t.key(key))] * 3
     if any(v < 0 for v in values):
-        raise t.error(key, f"values must be >= 0, got {values}")
+        raise t.error(key, f"values must be >= 0, got {value}")
     return tuple(values)
 
 
@@ -485,7 +490,7 @@ def _link(t: Table, i, components) -> LinkSpec:
                 raise t.error("normal", "does not apply to a circular obstacle (give axis)")
         else:
             if normal is None:
-                raise t.error("normal", "missing (required)")
+                raise t.missing("normal")
             p["normal"] = _direction(t, "normal")
             if axis is not None:
                 raise t.error("axis", "only applies to a circular obstacle")
@@ -592,13 +597,20 @@ def _transient(t: Table, p: dict, loads, links):
         if abs(prev - p["end"]) > 1e-12 * max(1.0, abs(p["end"])):
             raise StudyError(f"{t.key('steps')}[{len(p['steps'])}].until: the last segment must "
                              f"end at end = {p['end']:g}, got {prev:g}")
+        count = sum(c for _, c in p["steps"])
+        if count > MAX_STEPS:
+            raise t.error("steps", f"{count} steps in all (at most {MAX_STEPS:.0e})")
     elif t.has("step"):
         p["step"] = t.float("step", positive=True)
         if p["step"] > p["end"] - p["start"]:
             raise t.error("step", f"{p['step']:g} s is longer than the analysis "
                                   f"({p['end'] - p['start']:g} s)")
+        count = (p["end"] - p["start"]) / p["step"]
+        if count > MAX_STEPS:
+            raise t.error("step", f"{p['step']:g} s makes {count:.3g} steps over the analysis "
+                                  f"(at most {MAX_STEPS:.0e})")
     elif scheme not in ("rk32", "rk54", "adaptive2", "devogelaere", "euler", "exact"):
-        raise t.error("step", "missing (required for this scheme; or give steps)")
+        raise t.missing("step", "missing (required for this scheme; or give steps)")
     p["loads"] = _loads_subset(t, loads)
     init = t.table("initial", None)
     if init is not None:
@@ -611,6 +623,10 @@ def _transient(t: Table, p: dict, loads, links):
             raise t.error("links", f"unknown link '{n}' (defined links: {', '.join(known) or 'none'})")
     p["links"] = link_names
     p["archive"] = _archive(t.table("archive", None))
+    for x in p["archive"].get("times", ()):
+        if not _within(x, p["start"], p["end"]):
+            raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
+                             f"[{p['start']:g}, {p['end']:g}] s")
     fields = t.str_list("fields", list(FIELDS))
     for f in fields:
         if f not in FIELDS:
@@ -644,6 +660,11 @@ def _transient(t: Table, p: dict, loads, links):
         p["tolerance"] = t.float("tolerance", 1e-6, positive=True)
         p["max_step"] = t.float("max_step", None, positive=True)
         p["min_step"] = t.float("min_step", None, positive=True)
+
+
+def _within(x: float, start: float, end: float) -> bool:
+    """``start <= x <= end`` up to round-off."""
+    return start - 1e-12 * max(1.0, abs(start)) <= x <= end + 1e-12 * max(1.0, abs(end))
 
 
 def _harmonic(t: Table, p: dict, loads):
@@ -687,8 +708,28 @@ def _cross_check_analyses(analyses):
                                  f"'{init['analysis']}' before this one")
 
 
+def _check_function_domains(analyses, loads, imposed, relations, functions):
+    """Every function a transient analysis evaluates must be defined over its time span."""
+    users = [(c.function, f"{c.where}.function") for c in list(imposed) + list(relations)]
+    for a in analyses:
+        if a.kind != "transient":
+            continue
+        start, end = a.params["start"], a.params["end"]
+        named = [(ld.function, f"{ld.where}.function") for ld in loads
+                 if ld.name in a.params["loads"]]
+        for name, key in users + named:
+            if name is None:
+                continue
+            lo, hi = functions[name].domain
+            if start < lo or end > hi:
+                raise StudyError(f"{a.where}: function '{name}' ({key}) is defined over "
+                                 f"[{lo:g}, {hi:g}] s only, not over the analysis "
+                                 f"[{start:g}, {end:g}] s (set left or right = \"constant\" "
+                                 f"or \"linear\" in functions.{name})")
+
+
 def _checks(raw, analyses):
-    from postpro.checks import parse_checks
+    from postpro.checks import MODAL_QUANTITIES, parse_checks
     from postpro.errors import CheckSpecError
 
     if isinstance(raw, dict):
@@ -699,9 +740,27 @@ def _checks(raw, analyses):
         specs = parse_checks(raw, prefix="check")
     except CheckSpecError as exc:
         raise StudyError(str(exc)) from None
-    names = {a.name for a in analyses}
+    by_name = {a.name: a for a in analyses}
     for i, s in enumerate(specs):
-        if s.analysis not in names:
+        if s.analysis is None:
+            # the results file then picks its only analysis
+            if len(analyses) != 1:
+                raise StudyError(f"check[{i + 1}].analysis: missing (required when the study "
+                                 f"has {len(analyses)} analyses: "
+                                 f"{', '.join(sorted(by_name)) or 'none'})")
+            a = analyses[0]
+        elif s.analysis not in by_name:
             raise StudyError(f"check[{i + 1}].analysis: unknown analysis '{s.analysis}' "
-                             f"(analyses: {', '.join(sorted(names)) or 'none'})")
+                             f"(analyses: {', '.join(sorted(by_name)) or 'none'})")
+        else:
+            a = by_name[s.analysis]
+        kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else ("transient",)
+        if a.kind not in kinds:
+            raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
+                             f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
+                             f"'{a.kind}'")
+        if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],
+                                                                         a.params["end"]):
+            raise StudyError(f"check[{i + 1}].time: {s.time:g} s is outside analysis "
+                             f"'{a.name}' [{a.params['start']:g}, {a.params['end']:g}] s")
     return specs

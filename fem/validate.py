@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any
 
@@ -45,12 +46,20 @@ class Table:
         self.used.add(name)
         if name not in self.data:
             if default is _REQUIRED:
-                raise StudyError(f"{self.key(name)}: missing (required)")
+                raise self.missing(name)
             return default
         return self.data[name]
 
     def error(self, name: str, message: str) -> StudyError:
         return StudyError(f"{self.key(name)}: {message}")
+
+    def missing(self, name: str, message: str = "missing (required)") -> StudyError:
+        """The error for a required key that is absent, pointing at a likely misspelling."""
+        others = [k for k in self.data if k not in self.used and k != name]
+        near = difflib.get_close_matches(name, others, n=1, cutoff=0.75)
+        if near:
+            message += f"; is '{near[0]}' a misspelling of '{name}'?"
+        return self.error(name, message)
 
     # typed getters -------------------------------------------------------------------------
     def str(self, name, default=_REQUIRED, choices=None, aliases=None):

@@ -45,10 +45,13 @@ class Model:
         return self.dofs.size
 
     def dof(self, node: str, component: str, where: str = "") -> int:
-        d = int(self.dofs.dof([self.mesh.node_index(node, where)], component)[0])
+        """Dof number of ``component`` at ``node``; ``where`` is the key path of the block
+        naming them (its ``node`` and ``component`` keys go into the messages)."""
+        d = int(self.dofs.dof([self.mesh.node_index(node, f"{where}.node" if where else "")],
+                              component)[0])
         if d < 0:
-            raise StudyError(f"{where + ': ' if where else ''}component {component} is not in "
-                             f"the model (components: {' '.join(self.dofs.components)})")
+            raise StudyError(f"{where + '.component: ' if where else ''}component {component} "
+                             f"is not in the model (components: {' '.join(self.dofs.components)})")
         return d
 
 
