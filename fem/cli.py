@@ -31,12 +31,17 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("results")
     mesh = sub.add_parser("mesh", help="nodes, cells and groups of a mesh file")
     mesh.add_argument("mesh")
-    post = sub.add_parser("post", help="post-process a results file (fem post --help)")
+    post = sub.add_parser("post", help="post-process a results file (fem post --help)",
+                          add_help=False)
     post.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["post"]:
+        # everything after "post" belongs to postpro's own parser, --help included
+        argv = ["post", "--", *argv[1:]] if len(argv) > 1 else ["post", "help"]
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -51,7 +56,8 @@ def main(argv=None) -> int:
         if args.command == "post":
             from postpro.cli import main as post_main
 
-            return post_main(args.args)
+            rest = args.args[1:] if args.args[:1] == ["--"] else args.args
+            return post_main(rest)
     except StudyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

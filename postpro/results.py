@@ -16,6 +16,10 @@ from postpro import layout
 from postpro.errors import PostproError
 
 _LISTED = 12
+#: rows read at once by the block readers: 64 Ki rows of a few columns stay under a few MB
+BLOCK_ROWS = 1 << 16
+#: optional (m, 2) node indices of the SEG2 cells; files of format version 1 may lack it
+CELLS = "mesh/cells"
 _EVENT_DTYPE = np.dtype([("time", "f8"), ("kind", "U1"), ("link", "U1"), ("detail", "U1")])
 
 
@@ -198,6 +202,18 @@ class Results:
     def ndof(self) -> int:
         return len(self.dof_node)
 
+    @property
+    def cells(self) -> np.ndarray | None:
+        """SEG2 connectivity, shape (m, 2), node indices; ``None`` if the file has none."""
+        found = self._file.get(CELLS)
+        if not isinstance(found, h5py.Dataset):
+            return None
+        cells = np.asarray(found[()])
+        if cells.ndim != 2 or cells.shape[1] != 2 or cells.dtype.kind not in "iu":
+            raise PostproError(f"results file '{self.path}': '{CELLS}' has shape {cells.shape} "
+                               f"and type {cells.dtype}, expected (m, 2) node indices")
+        return cells.astype(np.int64)
+
     def dof(self, node: str, component: str) -> int:
         """Column of ``(node, component)`` in the (nt, ndof) datasets.
 
@@ -349,17 +365,71 @@ class _SampledAnalysis(Analysis):
         i1 = rows if end is None else int(np.searchsorted(axis[:rows], end, "right"))
         return i0, i1
 
+    def window(self, start=None, end=None) -> tuple[int, int]:
+        """Row range ``[i0, i1)`` of the instants within ``[start, end]`` (both inclusive).
+
+        Parameters
+        ----------
+        start, end : float or None
+            Bounds in the unit of the axis (s, or Hz for a sweep); ``None`` for open.
+        """
+        return self._window(start, end, len(self._axis()))
+
+    def read_rows(self, field: str, dofs, i0: int, i1: int, step: int = 1):
+        """Rows ``i0:i1:step`` of some dofs of a field.
+
+        Parameters
+        ----------
+        dofs : sequence of (node, component)
+        i0, i1, step : int
+            Row range, as from :meth:`window`; rows past those archived are dropped.
+
+        Returns
+        -------
+        axis : numpy.ndarray, shape (k,)
+            Instants in s (frequencies in Hz for a sweep).
+        values : numpy.ndarray, shape (k, len(dofs))
+            Columns in the order of ``dofs``, in the unit of the field.
+        """
+        dataset = self._field(field)
+        columns, order = self._dof_columns(dofs, field)
+        i1 = min(i1, dataset.shape[0], len(self._axis()))
+        if i1 <= i0:
+            return self._axis()[:0], np.empty((0, len(order)), dtype=dataset.dtype)
+        return self._axis()[i0:i1:step], dataset[i0:i1:step, columns][:, order]
+
+    def blocks(self, field: str, dofs, start=None, end=None, rows: int = BLOCK_ROWS,
+               step: int = 1):
+        """Some dofs of a field over a window, in blocks spanning at most ``rows`` rows.
+
+        Only one block is in memory at a time, whatever the length of the series. With
+        ``step`` > 1 every block spans whole strides and holds one row in ``step``.
+
+        Yields
+        ------
+        axis : numpy.ndarray, shape (k,)
+        values : numpy.ndarray, shape (k, len(dofs))
+        """
+        i0, i1 = self._window(start, end, self._field(field).shape[0])
+        span = max(step, rows - rows % step)  # whole strides per block keep the thinning regular
+        for first in range(i0, i1, span):
+            yield self.read_rows(field, dofs, first, min(first + span, i1), step)
+
+    def _dof_columns(self, dofs, field):
+        """Sorted distinct columns of ``dofs`` and the permutation back to their order."""
+        if not len(dofs):
+            raise PostproError(f"{self._where}: no (node, component) asked for '{field}'")
+        wanted = np.array([self._results.dof(node, component) for node, component in dofs])
+        # h5py reads a list of columns only if it is increasing and without repeats
+        return np.unique(wanted, return_inverse=True)
+
     def _column_series(self, dataset: h5py.Dataset, column: int, start, end):
         i0, i1 = self._window(start, end, dataset.shape[0])
         return self._axis()[i0:i1], dataset[i0:i1, column]
 
     def _columns(self, field, dofs, start, end):
         dataset = self._field(field)
-        if not dofs:
-            raise PostproError(f"{self._where}: no (node, component) asked for '{field}'")
-        wanted = np.array([self._results.dof(node, component) for node, component in dofs])
-        # h5py reads a list of columns only if it is increasing and without repeats
-        columns, order = np.unique(wanted, return_inverse=True)
+        columns, order = self._dof_columns(dofs, field)
         i0, i1 = self._window(start, end, dataset.shape[0])
         return self._axis()[i0:i1], dataset[i0:i1, columns][:, order]
 
@@ -513,11 +583,7 @@ class TransientAnalysis(_SampledAnalysis):
             penetration in m, state) and each attribute of the link group (e.g. stiffness
             in N/m).
         """
-        if name not in self.links:
-            raise PostproError(f"{self._where} has no link '{name}' (links: "
-                               f"{_listing(self.links)})")
-        self._require_readable()
-        group = self._group["links"][name]
+        group = self._link_group(name)
         names = [n for n in group if isinstance(group[n], h5py.Dataset)]
         rows = min([group[n].shape[0] for n in names], default=0)
         i0, i1 = self._window(start, end, rows)
@@ -526,6 +592,37 @@ class TransientAnalysis(_SampledAnalysis):
         found.update({key: value.item() if isinstance(value, np.generic) else value
                       for key, value in group.attrs.items()})
         return found
+
+    def link_series_names(self, name: str) -> tuple[str, ...]:
+        """Names of the series archived for one link (normal_force, penetration, state, ...)."""
+        group = self._link_group(name)
+        return tuple(n for n in group if isinstance(group[n], h5py.Dataset))
+
+    def link_blocks(self, name: str, start=None, end=None, rows: int = BLOCK_ROWS):
+        """The series of one link over a window, in blocks of at most ``rows`` rows.
+
+        Yields
+        ------
+        dict
+            ``"time"`` (k,) in s and each series of the link (k,), as in :meth:`link`
+            (without the attributes).
+        """
+        group = self._link_group(name)
+        names = [n for n in group if isinstance(group[n], h5py.Dataset)]
+        count = min([group[n].shape[0] for n in names], default=0)
+        i0, i1 = self._window(start, end, count)
+        for first in range(i0, i1, rows):
+            last = min(first + rows, i1)
+            block = {"time": self._axis()[first:last]}
+            block.update({n: group[n][first:last] for n in names})
+            yield block
+
+    def _link_group(self, name: str) -> h5py.Group:
+        if name not in self.links:
+            raise PostproError(f"{self._where} has no link '{name}' (links: "
+                               f"{_listing(self.links)})")
+        self._require_readable()
+        return self._group["links"][name]
 
 
 class HarmonicAnalysis(_SampledAnalysis):

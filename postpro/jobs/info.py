@@ -1,0 +1,75 @@
+"""``fem post info``: what a results file holds, in more detail than ``fem info``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from postpro.errors import PostproError
+from postpro.jobs import common
+from postpro.results import HarmonicAnalysis, ModalAnalysis, TransientAnalysis
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "info", help="what a results file holds: analyses, fields, links, events, energy, checks",
+        description="The summary of fem info, then per analysis its archived fields, "
+                    "instants, links, events and energy terms, and the stored checks.")
+    p.add_argument("results", help="results file written by fem run (HDF5)")
+    p.set_defaults(run=run, allow_incomplete=True)
+
+
+def run(args) -> int:
+    with common.open_results(args) as results:
+        print(describe(results))
+    return common.EXIT_OK
+
+
+def _range(values: np.ndarray, unit: str) -> str:
+    if not len(values):
+        return "none"
+    return f"{len(values)} ({values[0]:.6g} .. {values[-1]:.6g} {unit})"
+
+
+def _names(names) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def describe(results) -> str:
+    """``Results.describe()`` followed by the details of each analysis and the checks."""
+    lines = [results.describe()]
+    for name in results.analyses:
+        analysis = results.analysis(name, allow_incomplete=True)
+        lines.append(f"analysis {name}:")
+        try:
+            lines += [f"    {line}" for line in _details(analysis)]
+        except PostproError as exc:  # a broken group should not hide the rest of the file
+            lines.append(f"    unreadable: {exc}")
+    checks = results.checks
+    if len(checks):
+        passed = int(np.sum(checks["passed"]))
+        lines.append(f"checks: {len(checks)} stored, {passed} passed, {len(checks) - passed} "
+                     "failed")
+    else:
+        lines.append("checks: none stored")
+    return "\n".join(lines)
+
+
+def _details(analysis) -> list[str]:
+    if isinstance(analysis, TransientAnalysis):
+        energy = [term for term in analysis.energy() if term != "time"]
+        lines = [f"fields: {_names(analysis.fields)}",
+                 f"instants: {_range(analysis.time, 's')}",
+                 f"links: {_names(analysis.links)}",
+                 f"events: {len(analysis.events)}",
+                 f"energy: {_names(energy)}"]
+        if analysis.basis == "modal":
+            lines.append("generalized coordinates: archived")
+        return lines
+    if isinstance(analysis, HarmonicAnalysis):
+        return [f"fields: {_names(analysis.fields)}",
+                f"frequencies: {_range(analysis.frequency, 'Hz')}"]
+    if isinstance(analysis, ModalAnalysis):
+        frequency = analysis.frequency if "frequency" in analysis.arrays else np.empty(0)
+        return [f"modes: {_range(frequency, 'Hz')}",
+                f"arrays: {_names(analysis.arrays)}"]
+    return [f"kind '{analysis.kind}': no details known"]
