@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# the matrices in the tests are small: BLAS threads only contend with each other
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import textwrap
 from pathlib import Path
 

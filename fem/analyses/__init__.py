@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import modes, transient
+from fem.analyses import complex_modes, harmonic, modes, transient
 
 #: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
 RUNNERS = {
     ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference")),
     ("modes", "physical"): (modes.run, None),
+    ("complex_modes", "physical"): (complex_modes.run, None),
+    ("harmonic", "physical"): (harmonic.run, None),
+    ("harmonic", "modal"): (harmonic.run, None),
 }
 
 

@@ -95,16 +95,21 @@ def _dense(M, K):
 
 def _sparse(M, K, count, band, where):
     n = M.shape[0]
-    # shift below the spectrum so that K - sigma M is regular even with rigid-body modes
-    scale = abs(K.diagonal()).max() / max(abs(M.diagonal()).max(), 1e-300)
-    sigma = -1e-6 * scale if band is None or band[0] == 0 else (2 * np.pi * band[0]) ** 2 * 0.9
+    # shift-invert about 0 (or the band's lower end); when K is singular (rigid-body modes),
+    # about a small negative shift instead, so that K - sigma M stays regular
+    sigma = 0.0 if band is None or band[0] == 0 else (2 * np.pi * band[0]) ** 2 * 0.9
     k = count if count is not None else 20
     while True:
         k = min(k, n - 1)
         try:
-            w2, phi = scipy.sparse.linalg.eigsh(K.tocsc(), k=k, M=M.tocsc(), sigma=sigma,
-                                                which="LM", tol=1e-12)
-        except (RuntimeError, scipy.sparse.linalg.ArpackError) as exc:
+            w2, phi = _eigsh(K, M, k, sigma)
+        except RuntimeError:
+            scale = abs(K.diagonal()).max() / max(abs(M.diagonal()).max(), 1e-300)
+            try:
+                w2, phi = _eigsh(K, M, k, sigma - 1e-6 * scale)
+            except (RuntimeError, scipy.sparse.linalg.ArpackError) as exc:
+                raise SolverError(f"{where}: the sparse eigen-solver failed ({exc})") from None
+        except scipy.sparse.linalg.ArpackError as exc:
             raise SolverError(f"{where}: the sparse eigen-solver failed ({exc})") from None
         order = np.argsort(w2)
         w2, phi = w2[order], phi[:, order]
@@ -116,6 +121,12 @@ def _sparse(M, K, count, band, where):
     # ARPACK normalizes to the M-inner product already; make it exact
     norms = np.sqrt(np.einsum("ij,ij->j", phi, M @ phi))
     return w2, phi / norms
+
+
+def _eigsh(K, M, k, sigma):
+    """Shift-invert Lanczos; RuntimeError when K - sigma M is singular."""
+    return scipy.sparse.linalg.eigsh(K.tocsc(), k=k, M=M.tocsc(), sigma=sigma, which="LM",
+                                     tol=1e-12)
 
 
 def _condense_massless(M, K, massive):

@@ -1,0 +1,131 @@
+"""Harmonic response: steady state under loads F e^{i w t}, frequency by frequency.
+
+On the free dofs q, for each excitation frequency f (Hz), w = 2 pi f::
+
+    (K - w^2 M + i w C) Q = F
+
+- physical basis: one sparse complex LU per frequency;
+- modal basis (``modes`` names an earlier real modes analysis, mass-normalized shapes
+  Phi (nf, m)): q = Phi eta, with the full projections Phi^T M Phi, Phi^T K Phi and
+  Phi^T C Phi (non-proportional damping couples the modes), one small dense solve per
+  frequency, then recombination.
+
+Loads: the complex amplitude of each named load is its vector (N, N.m, real, so all in
+phase); its time function is ignored. Imposed dofs are held at zero (imposed motion is not
+an excitation of this analysis). Results on all dofs: ``displacement`` U (m), ``velocity``
+i w U (m/s), ``acceleration`` -w^2 U (m/s^2), each (nf, ndof) complex128, for the fields
+asked, and ``frequency`` (nf,) Hz.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg
+
+from fem.errors import SolverError
+from postpro import layout
+
+#: complex values held in memory per block of frequencies before it is written
+BLOCK_VALUES = 4_000_000
+
+
+def frequencies(spec_value) -> np.ndarray:
+    """(nf,) Hz from a list, or from {start, stop, count} (evenly spaced, both ends in)."""
+    if isinstance(spec_value, dict):
+        return np.linspace(spec_value["start"], spec_value["stop"], spec_value["count"])
+    return np.asarray(spec_value, float)
+
+
+def run(ctx, spec):
+    p = spec.params
+    model = ctx.model
+    T = model.constraints.T
+    TT = T.T.tocsr()
+    M = (TT @ model.mass @ T).tocsr()
+    K = (TT @ model.stiffness @ T).tocsr()
+    C = (TT @ model.damping @ T).tocsr()
+    F = np.zeros(T.shape[1])
+    for name in p["loads"]:
+        F += TT @ model.loads[name].vector
+    freq = frequencies(p["frequencies"])
+    t0 = time.perf_counter()
+    aw = ctx.writer.analysis(spec.name, "harmonic", basis=p["basis"], parameters=p)
+    aw.dataset("frequency", freq, "Hz")
+    fields = list(p["fields"])
+    out = {f: aw.group.create_dataset(f, shape=(len(freq), model.size), dtype=np.complex128)
+           for f in fields}
+    for f, d in out.items():
+        d.attrs["units"] = layout.UNITS[f]
+    if p["basis"] == "modal":
+        solve = _modal_solver(ctx.states[p["modes"]], M, K, C, F)
+    else:
+        solve = _physical_solver(M, K, C, F)
+    block = max(1, BLOCK_VALUES // max(model.size, 1))
+    try:
+        for i0 in range(0, len(freq), block):
+            f_blk = freq[i0:i0 + block]
+            w = 2 * np.pi * f_blk
+            Q = np.stack([solve(wi, fi) for wi, fi in zip(w, f_blk)])      # (k, nf)
+            U = (T @ Q.T).T                                                   # (k, ndof)
+            values = {"displacement": U, "velocity": 1j * w[:, None] * U,
+                      "acceleration": -(w ** 2)[:, None] * U}
+            for f in fields:
+                out[f][i0:i0 + len(f_blk)] = values[f]
+            ctx.writer.file.flush()
+    except SolverError as exc:
+        aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0)
+        raise
+    wall = time.perf_counter() - t0
+    aw.finish("complete", "", wall_time_s=wall, steps=len(freq))
+    ctx.say(f"  {len(freq)} frequencies, {freq.min():.6g} ... {freq.max():.6g} Hz, "
+            f"{wall:.3f} s")
+
+
+def _physical_solver(M, K, C, F):
+    """solve(w, f) -> (nf,) complex: one sparse LU of K - w^2 M + i w C."""
+    K, M, C = (a.astype(np.complex128) for a in (K, M, C))
+
+    def solve(w, f):
+        Z = (K - (w * w) * M + (1j * w) * C).tocsc()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", sp.linalg.MatrixRankWarning)
+                lu = scipy.sparse.linalg.splu(Z)
+        except (RuntimeError, sp.linalg.MatrixRankWarning):
+            raise SolverError(_singular(f)) from None
+        U = lu.solve(F.astype(np.complex128))
+        if not np.all(np.isfinite(U)):
+            raise SolverError(_singular(f))
+        return U
+
+    return solve
+
+
+def _modal_solver(modes, M, K, C, F):
+    """solve(w, f) -> (nf,) complex through the modal basis ``modes`` (real modes)."""
+    phi = modes.shapes                          # (nf, m), mass-normalized
+    Mq = phi.T @ (M @ phi)
+    Kq = phi.T @ (K @ phi)
+    Cq = phi.T @ (C @ phi)
+    Fq = phi.T @ F
+
+    def solve(w, f):
+        Z = Kq - (w * w) * Mq + (1j * w) * Cq
+        try:
+            eta = np.linalg.solve(Z, Fq.astype(np.complex128))
+        except np.linalg.LinAlgError:
+            raise SolverError(_singular(f)) from None
+        if not np.all(np.isfinite(eta)):
+            raise SolverError(_singular(f))
+        return phi @ eta
+
+    return solve
+
+
+def _singular(f):
+    return (f"harmonic: the dynamic stiffness K - w^2 M + i w C is singular at {f:.6g} Hz "
+            f"(an undamped resonance, or f = 0 with a rigid-body motion)")
