@@ -70,7 +70,9 @@ def integrate(system, scheme, grid: TimeGrid, *, state: State | None = None, fie
             mask = grid.archive[c0:c1 + 1].copy()
             mask[0] = False
             (u, v, a), ok = scheme.advance(dt, W, state, mask)
-            at = times[c0:c1 + 1][mask]
+            # a scheme that archives its own steps gives their times from the call's start
+            offsets = getattr(scheme, "row_offsets", None)
+            at = times[c0:c1 + 1][mask] if offsets is None else times[c0] + offsets
             if len(at):
                 _emit(sink, system, at, u, v, a, fields, expand)
             if not ok:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import complex_modes, harmonic, modes, transient
+from fem.analyses import complex_modes, harmonic, modal_transient, modes, transient
 
 #: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
 RUNNERS = {
@@ -17,6 +17,7 @@ RUNNERS = {
     ("complex_modes", "physical"): (complex_modes.run, None),
     ("harmonic", "physical"): (harmonic.run, None),
     ("harmonic", "modal"): (harmonic.run, None),
+    ("transient", "modal"): (modal_transient.run, modal_transient.SCHEMES),
 }
 
 
