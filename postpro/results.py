@@ -415,11 +415,24 @@ class _SampledAnalysis(Analysis):
         for first in range(i0, i1, span):
             yield self.read_rows(field, dofs, first, min(first + span, i1), step)
 
+    def _column(self, node: str, component: str) -> int:
+        """Column of (node, component) in this analysis' fields: the dof number, or its
+        position in the analysis' ``dofs`` dataset when only some dofs were archived."""
+        dof = self._results.dof(node, component)
+        if "dofs" not in self._group:
+            return dof
+        archived = self._group["dofs"][:]
+        where = np.flatnonzero(archived == dof)
+        if not len(where):
+            raise PostproError(f"{self._where} did not archive {node} {component} (it archived "
+                               f"the dofs of some nodes only)")
+        return int(where[0])
+
     def _dof_columns(self, dofs, field):
         """Sorted distinct columns of ``dofs`` and the permutation back to their order."""
         if not len(dofs):
             raise PostproError(f"{self._where}: no (node, component) asked for '{field}'")
-        wanted = np.array([self._results.dof(node, component) for node, component in dofs])
+        wanted = np.array([self._column(node, component) for node, component in dofs])
         # h5py reads a list of columns only if it is increasing and without repeats
         return np.unique(wanted, return_inverse=True)
 
@@ -460,7 +473,7 @@ class _SampledAnalysis(Analysis):
 
     def _value_at(self, field, node, component, x, interpolate):
         dataset = self._field(field)
-        column = self._results.dof(node, component)
+        column = self._column(node, component)
         i, j, weight = self._locate(float(x), dataset.shape[0], interpolate)
         if i == j:
             return dataset[i, column].item()
@@ -491,7 +504,7 @@ class TransientAnalysis(_SampledAnalysis):
             In m, m/s or m/s² for displacement, velocity, acceleration.
         """
         dataset = self._field(field)
-        return self._column_series(dataset, self._results.dof(node, component), start, end)
+        return self._column_series(dataset, self._column(node, component), start, end)
 
     def columns(self, field: str, dofs, start=None, end=None):
         """Several dofs of a field over a time window.
@@ -645,7 +658,7 @@ class HarmonicAnalysis(_SampledAnalysis):
         values : numpy.ndarray of complex, shape (k,)
         """
         dataset = self._field(field)
-        return self._column_series(dataset, self._results.dof(node, component), start, end)
+        return self._column_series(dataset, self._column(node, component), start, end)
 
     def columns(self, field: str, dofs, start=None, end=None):
         """Several dofs: ``(f (k,), values (k, len(dofs)))`` in the order of ``dofs``."""
