@@ -105,24 +105,42 @@ def build_mesh(study: Study) -> Mesh:
                 cell_groups=cell_groups, source=source)
 
 
+class _LazyNames:
+    """Cell names by position, looked up only when an error message needs one."""
+
+    def __init__(self, names, indices):
+        self.names, self.indices = names, indices
+
+    def __getitem__(self, i):
+        return self.names[self.indices[i]]
+
+
+def _distinct(parts, size: int) -> np.ndarray:
+    """Sorted distinct indices in [0, size) of the arrays ``parts`` (a mask: O(n), no sort)."""
+    mask = np.zeros(size, bool)
+    for part in parts:
+        mask[part] = True
+    return np.flatnonzero(mask)
+
+
 def _targets_to_indices(mesh: Mesh, targets: Targets, where: str):
     """(seg_nodes (k,2), point_nodes (p,), seg_cell_indices (k,)) of a block's targets."""
     cells = [np.array([mesh.cell_index(c, f"{where}.cells") for c in targets.cells], np.int64)]
     cells += [mesh.cell_group(g, f"{where}.cell_groups") for g in targets.cell_groups]
-    cells = np.unique(np.concatenate(cells)) if cells else np.zeros(0, np.int64)
-    nodes = [np.array([mesh.node_index(n, f"{where}.nodes") for n in targets.nodes], np.int64)]
-    nodes += [mesh.node_group(g, f"{where}.node_groups") for g in targets.node_groups]
-    nodes = np.unique(np.concatenate(nodes)) if nodes else np.zeros(0, np.int64)
-    seg = cells[mesh.cell_type[cells] == SEG2]
-    poi = cells[mesh.cell_type[cells] == POI1]
-    point_nodes = np.unique(np.concatenate([nodes, mesh.connectivity[poi, 0]]))
+    cells = _distinct(cells, mesh.cell_count)
+    nodes = target_nodes(mesh, targets, where)
+    kind = mesh.cell_type[cells]
+    seg = cells[kind == SEG2]
+    poi = cells[kind == POI1]
+    point_nodes = _distinct([nodes, mesh.connectivity[poi, 0]], mesh.node_count) if len(poi) \
+        else nodes
     return mesh.connectivity[seg], point_nodes, seg
 
 
 def target_nodes(mesh: Mesh, targets: Targets, where: str) -> np.ndarray:
     nodes = [np.array([mesh.node_index(n, f"{where}.nodes") for n in targets.nodes], np.int64)]
     nodes += [mesh.node_group(g, f"{where}.node_groups") for g in targets.node_groups]
-    return np.unique(np.concatenate(nodes))
+    return _distinct(nodes, mesh.node_count)
 
 
 def build_model(study: Study, mesh: Mesh) -> Model:
@@ -135,7 +153,7 @@ def build_model(study: Study, mesh: Mesh) -> Model:
         if len(seg_nodes) == 0 and len(point_nodes) == 0:
             raise StudyError(f"{spec.where}: its targets hold no node or cell")
         add_discrete(mass, stiffness, damping, dofmap, mesh.coordinates, spec, seg_nodes,
-                     point_nodes, [mesh.cell_names[i] for i in seg_cells])
+                     point_nodes, _LazyNames(mesh.cell_names, seg_cells))
     M = coo_to_csr(*mass.arrays(), n)
     K = coo_to_csr(*stiffness.arrays(), n)
     C = coo_to_csr(*damping.arrays(), n)

@@ -33,6 +33,8 @@ class Triplets:
         keep = (r >= 0) & (c >= 0) & (v != 0)
         if not keep.all():
             r, c, v = r[keep], c[keep], v[keep]
+        if not len(r):
+            return
         self.rows.append(r.astype(np.int64))
         self.cols.append(c.astype(np.int64))
         self.vals.append(v.astype(np.float64))
@@ -83,15 +85,19 @@ def _block_dofs(dofmap: DofMap, nodes: np.ndarray, comps: tuple[str, ...]) -> np
 
 def add_ground(t: Triplets, dofmap: DofMap, nodes: np.ndarray, values, comps) -> None:
     """Diagonal node-to-ground terms ``values`` (3,) on components ``comps`` of ``nodes``."""
-    dofs = _block_dofs(dofmap, nodes, comps)
-    vals = np.broadcast_to(np.asarray(values, float), dofs.shape)
-    t.add(dofs, dofs, vals)
+    for comp, value in zip(comps, values):
+        if value != 0 and dofmap.position(comp) >= 0:
+            dofs = dofmap.dof(nodes, comp)
+            t.add(dofs, dofs, np.full(len(dofs), float(value)))
 
 
 def add_full_block(t: Triplets, dofmap: DofMap, nodes: np.ndarray, matrix, comps) -> None:
     """A full 3x3 block ``matrix`` on components ``comps`` of each node (e.g. a 3x3 mass)."""
-    dofs = _block_dofs(dofmap, nodes, comps)
     m = np.asarray(matrix, float)
+    if np.count_nonzero(m - np.diag(np.diagonal(m))) == 0:
+        add_ground(t, dofmap, nodes, np.diagonal(m), comps)     # diagonal: no 3x3 blocks
+        return
+    dofs = _block_dofs(dofmap, nodes, comps)
     r = np.broadcast_to(dofs[:, :, None], (len(nodes), 3, 3))
     c = np.broadcast_to(dofs[:, None, :], (len(nodes), 3, 3))
     t.add(r, c, np.broadcast_to(m, r.shape))
@@ -105,14 +111,20 @@ def add_two_node(t: Triplets, dofmap: DofMap, seg_nodes: np.ndarray, values, com
     matrix is R^T diag(values) R with R = frames (k, 3, 3).
     """
     k = len(seg_nodes)
-    d1 = _block_dofs(dofmap, seg_nodes[:, 0], comps)
-    d2 = _block_dofs(dofmap, seg_nodes[:, 1], comps)
     values = np.asarray(values, float)
     if frames is None:
-        v = np.broadcast_to(values, (k, 3))
-        t.add(np.concatenate([d1, d2, d1, d2]), np.concatenate([d1, d2, d2, d1]),
-              np.concatenate([v, v, -v, -v]))
+        # one direction at a time, and only those the model has with a non-zero value
+        for comp, value in zip(comps, values):
+            if value == 0 or dofmap.position(comp) < 0:
+                continue
+            d1 = dofmap.dof(seg_nodes[:, 0], comp)
+            d2 = dofmap.dof(seg_nodes[:, 1], comp)
+            v = np.full(k, value)
+            t.add(np.concatenate([d1, d2, d1, d2]), np.concatenate([d1, d2, d2, d1]),
+                  np.concatenate([v, v, -v, -v]))
         return
+    d1 = _block_dofs(dofmap, seg_nodes[:, 0], comps)
+    d2 = _block_dofs(dofmap, seg_nodes[:, 1], comps)
     block = np.einsum("kai,a,kaj->kij", frames, values, frames)    # R^T diag(v) R
     for da, db, sign in ((d1, d1, 1.0), (d2, d2, 1.0), (d1, d2, -1.0), (d2, d1, -1.0)):
         r = np.broadcast_to(da[:, :, None], (k, 3, 3))
