@@ -21,7 +21,8 @@ class Factor:
     """A symmetric positive definite matrix, factorized.
 
     ``banded`` is True when the compiled path can use it: ``perm`` (n,) orders the
-    unknowns, ``lower`` (b+1, n) holds the Cholesky factor in LAPACK lower band storage.
+    unknowns, ``lower`` (b+1, n) holds the Cholesky factor in LAPACK lower band storage and
+    ``band`` the same with the reciprocals of the diagonal in row 0 (what the solves use).
     Otherwise ``solve`` goes through a sparse LU.
     """
 
@@ -33,6 +34,7 @@ class Factor:
         if n == 0:
             self.perm = np.zeros(0, np.int64)
             self.lower = np.zeros((1, 0))
+            self.band = self.lower
             self.banded = True
             return
         perm = scipy.sparse.csgraph.reverse_cuthill_mckee(matrix, symmetric_mode=True)
@@ -45,6 +47,8 @@ class Factor:
             ab[P.row[lower] - P.col[lower], P.col[lower]] += P.data[lower]
             try:
                 self.lower = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
+                self.band = self.lower.copy()
+                self.band[0] = 1.0 / self.lower[0]     # the solves multiply: no division chain
                 self.perm = perm
                 self.banded = True
                 return
@@ -58,27 +62,41 @@ class Factor:
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         if self.banded:
             out = np.empty_like(rhs)
-            banded_solve(self.lower, self.perm, np.ascontiguousarray(rhs), out)
+            banded_solve(self.band, self.perm, np.ascontiguousarray(rhs), out)
             return out
         return self.lu.solve(rhs)
 
 
 @numba.njit(cache=True, nogil=True)
-def banded_solve(lower, perm, rhs, out):
-    """Solve L L^T x = rhs[perm], out[perm] = x; ``lower`` in LAPACK lower band storage."""
-    b = lower.shape[0] - 1
-    n = lower.shape[1]
+def banded_solve(band, perm, rhs, out):
+    """Solve L L^T x = rhs[perm], out[perm] = x.
+
+    ``band`` is L in LAPACK lower band storage with row 0 replaced by 1 / diag(L).
+    """
+    b = band.shape[0] - 1
+    n = band.shape[1]
     x = np.empty(n)
-    for j in range(n):
-        s = rhs[perm[j]]
-        for i in range(1, min(b, j) + 1):
-            s -= lower[i, j - i] * x[j - i]
-        x[j] = s / lower[0, j]
-    for j in range(n - 1, -1, -1):
-        s = x[j]
-        for i in range(1, min(b, n - 1 - j) + 1):
-            s -= lower[i, j] * x[j + i]
-        x[j] = s / lower[0, j]
+    if b == 1:
+        # the common case (chains): no inner loop
+        s = 0.0
+        for j in range(n):
+            s = (rhs[perm[j]] - (band[1, j - 1] * s if j > 0 else 0.0)) * band[0, j]
+            x[j] = s
+        s = 0.0
+        for j in range(n - 1, -1, -1):
+            s = (x[j] - (band[1, j] * s if j < n - 1 else 0.0)) * band[0, j]
+            x[j] = s
+    else:
+        for j in range(n):
+            s = rhs[perm[j]]
+            for i in range(1, min(b, j) + 1):
+                s -= band[i, j - i] * x[j - i]
+            x[j] = s * band[0, j]
+        for j in range(n - 1, -1, -1):
+            s = x[j]
+            for i in range(1, min(b, n - 1 - j) + 1):
+                s -= band[i, j] * x[j + i]
+            x[j] = s * band[0, j]
     for j in range(n):
         out[perm[j]] = x[j]
 

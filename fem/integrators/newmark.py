@@ -62,7 +62,7 @@ class NewmarkFamily(Scheme):
         W = np.ascontiguousarray(W, np.float64)
         if factor.banded:
             ok = _newmark_banded(k, dt, self.beta, self.gamma, self.alpha, *self._K, *self._C,
-                                 factor.lower, factor.perm, self._B, W, state.u, state.v,
+                                 factor.band, factor.perm, self._B, W, state.u, state.v,
                                  state.a, archive, out_u, out_v, out_a)
         else:
             ok = self._advance_sparse(factor, dt, W, state, archive, out_u, out_v, out_a)
@@ -95,7 +95,7 @@ class NewmarkFamily(Scheme):
 
 
 @numba.njit(cache=True, nogil=True)
-def _newmark_banded(k, dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, lower, perm, B, W,
+def _newmark_banded(k, dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, band, perm, B, W,
                     u, v, a, archive, out_u, out_v, out_a):
     n = u.size
     nb = B.shape[1]
@@ -118,7 +118,7 @@ def _newmark_banded(k, dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, lower, pe
         if alpha != 0.0:
             csr_matvec_add(Kd, Ki, Kp, u, alpha, rhs)
             csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
-        banded_solve(lower, perm, rhs, anew)
+        banded_solve(band, perm, rhs, anew)
         for j in range(n):
             u[j] = ut[j] + beta * dt * dt * anew[j]
             v[j] = vt[j] + gamma * dt * anew[j]
