@@ -147,16 +147,22 @@ def build_model(study: Study, mesh: Mesh) -> Model:
     """Assemble the model of ``study`` on ``mesh``; every name is resolved here."""
     dofmap = DofMap(mesh.node_count, study.components)
     n = dofmap.size
-    mass, stiffness, damping = Triplets(), Triplets(), Triplets()
+    blocks = []
     for spec in study.discrete:
         seg_nodes, point_nodes, seg_cells = _targets_to_indices(mesh, spec.targets, spec.where)
         if len(seg_nodes) == 0 and len(point_nodes) == 0:
             raise StudyError(f"{spec.where}: its targets hold no node or cell")
-        add_discrete(mass, stiffness, damping, dofmap, mesh.coordinates, spec, seg_nodes,
-                     point_nodes, _LazyNames(mesh.cell_names, seg_cells))
-    M = coo_to_csr(*mass.arrays(), n)
-    K = coo_to_csr(*stiffness.arrays(), n)
-    C = coo_to_csr(*damping.arrays(), n)
+        blocks.append((spec, seg_nodes, point_nodes, _LazyNames(mesh.cell_names, seg_cells)))
+    matrices = []
+    for which in range(3):
+        # one matrix at a time: its triplets are freed before the next one is built
+        triplets = Triplets()
+        parts = [triplets if k == which else None for k in range(3)]
+        for spec, seg_nodes, point_nodes, names in blocks:
+            add_discrete(*parts, dofmap, mesh.coordinates, spec, seg_nodes, point_nodes, names)
+        matrices.append(coo_to_csr(*triplets.arrays(), n))
+        del triplets, parts
+    M, K, C = matrices
     constraints = _constraints(study, mesh, dofmap)
     _check_singular(M, K, C, constraints, dofmap, mesh)
     loads = _loads(study, mesh, dofmap, M)

@@ -132,10 +132,11 @@ def add_two_node(t: Triplets, dofmap: DofMap, seg_nodes: np.ndarray, values, com
         t.add(r, c, sign * block)
 
 
-def add_discrete(mass: Triplets, stiffness: Triplets, damping: Triplets, dofmap: DofMap,
-                 coordinates: np.ndarray, spec, seg_nodes: np.ndarray, point_nodes: np.ndarray,
-                 seg_names=None) -> None:
-    """Add the terms of one ``[[discrete]]`` block on its SEG2 cells and point nodes."""
+def add_discrete(mass: Triplets | None, stiffness: Triplets | None, damping: Triplets | None,
+                 dofmap: DofMap, coordinates: np.ndarray, spec, seg_nodes: np.ndarray,
+                 point_nodes: np.ndarray, seg_names=None) -> None:
+    """Add the terms of one ``[[discrete]]`` block on its SEG2 cells and point nodes
+    (to the matrices whose triplets are given; None skips one)."""
     frames = None
     if spec.frame == "local" and len(seg_nodes):
         if len(point_nodes):
@@ -143,7 +144,7 @@ def add_discrete(mass: Triplets, stiffness: Triplets, damping: Triplets, dofmap:
                              f"or nodes are targeted too")
         frames = local_frames(coordinates, seg_nodes, spec.orientation, seg_names, spec.where)
     for values, target in ((spec.stiffness, stiffness), (spec.damping, damping)):
-        if values is None:
+        if values is None or target is None:
             continue
         groups = [(values[:3], TRANSLATIONS)]
         if len(values) == 6:
@@ -154,7 +155,7 @@ def add_discrete(mass: Triplets, stiffness: Triplets, damping: Triplets, dofmap:
             if len(point_nodes):
                 add_ground(target, dofmap, point_nodes, vals, comps)
     for value, comps in ((spec.mass, TRANSLATIONS), (spec.inertia, ROTATIONS)):
-        if value is None:
+        if value is None or mass is None:
             continue
         matrix = np.eye(3) * value if np.isscalar(value) else np.asarray(value, float)
         if len(point_nodes):

@@ -1,0 +1,311 @@
+"""Newmark time stepping on a linear spring-mass-damper chain: fem against a plain
+scipy.sparse loop and, when it is installed, OpenSeesPy.
+
+The chain: the first node clamped, then N masses of 10 kg in a row joined by springs of
+1e5 N/m and dampers of 50 N.s/m along X (one dof per node), a constant 1 N force on the
+middle mass from t = 0, starting from rest; 2000 steps of dt = 1e-3 s with beta = 1/4,
+gamma = 1/2.
+
+    python bench/newmark.py [--sizes 10 1000 10000 100000] [--steps 2000] [--no-opensees]
+
+Timed, for each N:
+- fem: setup (mesh, build_model, reduce) apart; then the integration proper: the scheme
+  (``newmark.make``), its factorization, and ``driver.integrate`` with a MemorySink that
+  archives the displacement of every dof each 100 steps;
+- scipy: K_eff = K + a0 M + a1 C factorized once with splu, then a Python loop of sparse
+  mat-vecs and ``lu.solve`` (displacement form), archiving every 100 steps too;
+- OpenSeesPy: ``analyze(steps, dt)`` only, in a fresh child process per size (its speed
+  drops when a process builds several models one after the other, see bench/README.md).
+
+fem and scipy keep the best of a few repeats (fewer for large N). The final displacement of
+the loaded mass must agree between the three (relative difference printed); fem's archived
+rows must also agree with the scipy loop. The script exits with status 1 when they do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (DAMPING, MASS, STIFFNESS, chain_mesh, chain_study,  # noqa: E402
+                     load_average, loaded_node, machine, max_rss_mib, stopwatch, table)
+
+FORCE = 1.0
+BETA, GAMMA = 0.25, 0.5
+EVERY = 100
+#: agreement required between fem, scipy and OpenSeesPy (relative, on the final displacement)
+TOLERANCE = 1e-8
+
+
+def repeats_for(n: int) -> int:
+    return 5 if n <= 1000 else 3 if n <= 10_000 else 2
+
+
+# ------------------------------------------------------------------------------------------
+# fem
+def fem_setup(n, steps, dt):
+    from fem.assembly import reduce
+    from fem.model import build_model
+
+    study = chain_study(("DX",), force=FORCE, step=dt, steps=steps, every=EVERY)
+    spec = study.analysis("transient").params
+    with stopwatch() as t_mesh:
+        mesh = chain_mesh(n)
+    with stopwatch() as t_model:
+        model = build_model(study, mesh)
+    with stopwatch() as t_reduce:
+        system = reduce(model, spec["loads"])
+    times = {"mesh": t_mesh.elapsed, "model": t_model.elapsed, "reduce": t_reduce.elapsed}
+    return study, spec, model, system, times
+
+
+def fem_integrate(system, spec, dt_check):
+    """One integration from rest; returns (times, archived displacement rows)."""
+    from fem.driver import MemorySink, integrate
+    from fem.integrators import newmark
+    from fem.timegrid import build_grid
+
+    with stopwatch() as t_make:
+        grid = build_grid(spec["start"], spec["end"], step=spec["step"], archive=spec["archive"])
+        scheme = newmark.make(system, "newmark", spec)
+    dt = grid.segments[0][2]
+    assert len(grid.segments) == 1 and abs(dt - dt_check) < 1e-12
+    with stopwatch() as t_factor:
+        scheme.factor(dt)               # the key integrate will look up: no second factorization
+    sink = MemorySink()
+    with stopwatch() as t_step:
+        _, done = integrate(system, scheme, grid, fields=["displacement"], sink=sink, expand=True)
+    assert done == grid.steps
+    times = {"make": t_make.elapsed, "factor": t_factor.elapsed, "step": t_step.elapsed}
+    times["total"] = times["make"] + times["factor"] + times["step"]
+    return times, sink.arrays()["displacement"]
+
+
+def fem_warmup(steps, dt):
+    """First call of the compiled kernel (compile or cache load), then a warm call."""
+    from fem.integrators import newmark
+
+    _, spec, _, system, _ = fem_setup(10, steps, dt)
+    first, _ = fem_integrate(system, spec, dt)
+    second, _ = fem_integrate(system, spec, dt)
+    stats = getattr(newmark._newmark_banded, "stats", None)
+    how = "unknown"
+    if stats is not None:
+        how = "cache load" if sum(stats.cache_hits.values()) else (
+            "compiled" if sum(stats.cache_misses.values()) else "unknown")
+    return first["total"], second["total"], how
+
+
+# ------------------------------------------------------------------------------------------
+# scipy baseline
+def chain_matrices(n):
+    """M, C, K (n, n) of the chain on its free dofs (the clamped node removed), and F."""
+    diag = np.full(n, 2.0)
+    diag[-1] = 1.0
+    off = np.full(n - 1, -1.0)
+    shape = sp.diags([diag, off, off], [0, 1, -1], format="csr")
+    K = STIFFNESS * shape
+    C = DAMPING * shape
+    M = sp.diags([np.full(n, MASS)], [0], format="csr")
+    F = np.zeros(n)
+    F[loaded_node(n) - 1] = FORCE
+    return M, C, K, F
+
+
+def scipy_newmark(n, steps, dt):
+    M, C, K, F = chain_matrices(n)
+    a0 = 1.0 / (BETA * dt * dt)
+    a1 = GAMMA / (BETA * dt)
+    a2 = 1.0 / (BETA * dt)
+    a3 = 1.0 / (2.0 * BETA) - 1.0
+    a4 = GAMMA / BETA - 1.0
+    a5 = 0.5 * dt * (GAMMA / BETA - 2.0)
+    with stopwatch() as sw:
+        lu = spla.splu((K + a0 * M + a1 * C).tocsc())
+        u = np.zeros(n)
+        v = np.zeros(n)
+        a = spla.spsolve(M.tocsc(), F - C @ v - K @ u)
+        rows = [u.copy()]
+        for i in range(1, steps + 1):
+            rhs = F + M @ (a0 * u + a2 * v + a3 * a) + C @ (a1 * u + a4 * v + a5 * a)
+            u_new = lu.solve(rhs)
+            a_new = a0 * (u_new - u) - a2 * v - a3 * a
+            v = v + dt * ((1.0 - GAMMA) * a + GAMMA * a_new)
+            u, a = u_new, a_new
+            if i % EVERY == 0 or i == steps:
+                rows.append(u.copy())
+    return sw.elapsed, np.array(rows)
+
+
+# ------------------------------------------------------------------------------------------
+# OpenSeesPy baseline (runs in a child process: see the module docstring)
+def opensees_available() -> bool:
+    try:
+        return importlib.util.find_spec("openseespy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def opensees_worker(n, steps, dt):
+    """Build the chain in OpenSees, time analyze(); print one JSON line."""
+    import openseespy.opensees as ops
+
+    mid = loaded_node(n)
+    with stopwatch() as t_build:
+        ops.wipe()
+        ops.model("basic", "-ndm", 1, "-ndf", 1)
+        for i in range(n + 1):
+            ops.node(i, 0.0)            # zeroLength elements join coincident nodes
+        ops.fix(0, 1)
+        for i in range(1, n + 1):
+            ops.mass(i, MASS)
+        # spring and dashpot in parallel: stress = E strain + eta strain rate
+        ops.uniaxialMaterial("Elastic", 1, STIFFNESS, DAMPING)
+        for i in range(n):
+            ops.element("zeroLength", i + 1, i, i + 1, "-mat", 1, "-dir", 1)
+        ops.timeSeries("Constant", 1)
+        ops.pattern("Plain", 1, 1)
+        ops.load(mid, FORCE)
+        # fem and the scipy loop start from a0 = M^-1 F(0); OpenSees starts from the
+        # committed nodal accelerations, zero unless set
+        ops.setNodeAccel(mid, 1, FORCE / MASS, "-commit")
+        ops.constraints("Plain")
+        ops.numberer("RCM")
+        ops.system("BandSPD")
+        ops.test("NormDispIncr", 1e-8, 10)
+        ops.algorithm("Linear")
+        ops.integrator("Newmark", GAMMA, BETA)
+        ops.analysis("Transient")
+    with stopwatch() as t_run:
+        status = ops.analyze(steps, dt)
+    u = ops.nodeDisp(mid, 1)
+    ops.wipe()
+    print(json.dumps({"build": t_build.elapsed, "time": t_run.elapsed, "u": u,
+                      "status": status}), flush=True)
+
+
+def opensees_run(n, steps, dt):
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--opensees-worker", str(n),
+           "--steps", str(steps), "--dt", repr(dt)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            out = json.loads(line)
+            if out["status"] != 0:
+                raise RuntimeError(f"OpenSees analyze returned {out['status']} for N = {n}")
+            return out
+    raise RuntimeError(f"OpenSees child process failed for N = {n}:\n{proc.stderr[-2000:]}")
+
+
+# ------------------------------------------------------------------------------------------
+def fmt(x, spec=".3f"):
+    return "-" if x is None else format(x, spec)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10, 1000, 10_000, 100_000])
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--dt", type=float, default=1e-3)
+    ap.add_argument("--no-opensees", action="store_true", help="skip the OpenSeesPy baseline")
+    ap.add_argument("--opensees-worker", type=int, metavar="N", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.opensees_worker is not None:
+        opensees_worker(args.opensees_worker, args.steps, args.dt)
+        return 0
+
+    steps, dt = args.steps, args.dt
+    print(f"Newmark chain benchmark: {steps} steps of {dt:g} s, beta {BETA}, gamma {GAMMA}, "
+          f"archive every {EVERY} steps (displacement)")
+    print(f"{machine()}; {load_average()}")
+    use_ops = not args.no_opensees and opensees_available()
+    if not args.no_opensees and not use_ops:
+        print("OpenSeesPy is not installed (pip install openseespy, or the 'bench' extra): "
+              "its columns are left empty")
+
+    first, warm, how = fem_warmup(steps, dt)
+    print(f"fem first call (N = 10, {how}): {first:.3f} s; next call: {warm:.4f} s\n")
+
+    rows, detail, checks, ratios = [], [], [], {}
+    ok = True
+    for n in args.sizes:
+        reps = repeats_for(n)
+        study, spec, model, system, setup = fem_setup(n, steps, dt)
+        dof = model.dof(f"N{loaded_node(n)}", "DX")
+        best = None
+        for _ in range(reps):
+            times, disp = fem_integrate(system, spec, dt)
+            if best is None or times["total"] < best[0]["total"]:
+                best = (times, disp)
+        fem_t, fem_disp = best
+        scipy_t, scipy_rows = min((scipy_newmark(n, steps, dt) for _ in range(reps)),
+                                  key=lambda r: r[0])
+        ops_out = opensees_run(n, steps, dt) if use_ops else None
+
+        u_fem = fem_disp[-1, dof]
+        u_scipy = scipy_rows[-1, loaded_node(n) - 1]
+        values = [u_fem, u_scipy] + ([ops_out["u"]] if ops_out else [])
+        rel = max(abs(x - y) for x in values for y in values) / max(abs(u_scipy), 1e-300)
+        traj = np.max(np.abs(fem_disp[:, 1:] - scipy_rows)) / np.max(np.abs(scipy_rows))
+        good = rel <= TOLERANCE and traj <= TOLERANCE and fem_disp.shape[0] == len(scipy_rows)
+        ok &= good
+        checks.append([f"{n:,}", f"{u_fem:.10e}", f"{u_scipy:.10e}",
+                       f"{ops_out['u']:.10e}" if ops_out else "-", f"{rel:.1e}", f"{traj:.1e}",
+                       "ok" if good else "MISMATCH"])
+
+        ops_t = ops_out["time"] if ops_out else None
+        ratios[n] = (scipy_t / fem_t["total"], ops_t / fem_t["total"] if ops_t else None)
+        rows.append([f"{n:,}", f"{steps / fem_t['total']:,.0f}", fmt(fem_t["total"], ".4f"),
+                     fmt(scipy_t, ".4f"), f"{scipy_t / fem_t['total']:.2f}",
+                     fmt(ops_t, ".3f"),
+                     f"{ops_t / fem_t['total']:.1f}" if ops_t else "-"])
+        detail.append([f"{n:,}", fmt(setup["mesh"], ".4f"), fmt(setup["model"], ".4f"),
+                       fmt(setup["reduce"], ".4f"), fmt(fem_t["make"], ".4f"),
+                       fmt(fem_t["factor"], ".4f"), fmt(fem_t["step"], ".4f"), str(reps),
+                       fmt(ops_out["build"] if ops_out else None, ".3f")])
+        print(f"N = {n:,} done (fem {fem_t['total']:.4f} s, scipy {scipy_t:.4f} s"
+              + (f", OpenSeesPy {ops_t:.3f} s)" if ops_t else ")"), flush=True)
+        del model, system, fem_disp, scipy_rows
+
+    print("\nTime stepping (s, best of the repeats; ratios are baseline time / fem time)")
+    print(table(["N", "fem steps/s", "fem", "scipy", "scipy/fem", "OpenSeesPy",
+                 "OpenSeesPy/fem"], rows))
+    print("\nfem in detail (s): setup = mesh + build_model + reduce; fem time = make + factor"
+          " + integrate")
+    print(table(["N", "mesh", "build_model", "reduce", "make", "factor", "integrate", "repeats",
+                 "OpenSeesPy build"], detail))
+    print("\nFinal displacement of the loaded mass (m) and agreement")
+    print(table(["N", "fem", "scipy", "OpenSeesPy", "max rel diff", "fem-scipy rows", ""],
+                checks))
+    print(f"\nmax RSS of this process: {max_rss_mib():.0f} MiB; at the end: {load_average()}")
+
+    print("\nTargets")
+    slower = [f"{n:,} ({r[0]:.3f})" for n, r in ratios.items() if r[0] < 1.0]
+    print(f"  fem never slower than the scipy loop: {'MISSED at ' if slower else 'met'}"
+          + ", ".join(slower))
+    if use_ops:
+        faster = all(r[1] > 1.0 for r in ratios.values())
+        print(f"  fem faster than OpenSeesPy at every size: {'met' if faster else 'MISSED'}")
+        if 10_000 in ratios:
+            r = ratios[10_000][1]
+            print(f"  fem >= 20x faster than OpenSeesPy at N = 10,000: "
+                  f"{'met' if r >= 20 else 'MISSED'} ({r:.1f}x)")
+    else:
+        print("  OpenSeesPy targets: not evaluated (OpenSeesPy not run)")
+    if not ok:
+        print("\nRESULTS DISAGREE: the timings above compare different computations")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
