@@ -72,13 +72,18 @@ def _evaluate(fn, order: int, t: np.ndarray) -> np.ndarray:
     return (np.asarray(fn.derivative(t + h)) - np.asarray(fn.derivative(t - h))) / (2 * h)
 
 
+def free_matrices(model):
+    """(M, C, K) on the free dofs: T^T A T for each of the model's matrices, (nf, nf) csr."""
+    T = model.constraints.T
+    TT = T.T.tocsr()
+    return tuple((TT @ a @ T).tocsr() for a in (model.mass, model.damping, model.stiffness))
+
+
 def reduce(model, load_names) -> System:
     """Project the model on its free dofs for the loads named ``load_names``."""
     con = model.constraints
     T, TT = con.T, con.T.T.tocsr()
-    M = (TT @ model.mass @ T).tocsr()
-    K = (TT @ model.stiffness @ T).tocsr()
-    C = (TT @ model.damping @ T).tocsr()
+    M, C, K = free_matrices(model)
     cols, funcs = [], []
     for name in load_names:
         load = model.loads[name]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
 
 from fem import __version__
 from fem.errors import SolverError, StudyError

@@ -77,7 +77,6 @@ class DiscreteSpec:
     inertia: float | tuple | None = None       # scalar or 3x3 rows (kg.m^2)
     stiffness: tuple[float, ...] | None = None  # 3 (translations) or 6 values
     damping: tuple[float, ...] | None = None
-    rotational_stiffness: tuple[float, ...] | None = None
     frame: str = "global"
     orientation: tuple[float, float, float] | None = None
 
@@ -263,8 +262,8 @@ def _mesh(t: Table, base: Path) -> MeshSpec:
     nt = t.table("nodes", None)
     if nt is not None:
         for name in nt.data:
-            nodes[name] = tuple(nt.float_list(name, length=(1, 2, 3))) + (0.0,) * 0
-            nodes[name] = tuple(list(nodes[name]) + [0.0] * (3 - len(nodes[name])))
+            xyz = nt.float_list(name, length=(1, 2, 3))
+            nodes[name] = tuple(xyz + [0.0] * (3 - len(xyz)))
         nt.done()
     cells = {}
     ct = t.table("cells", None)
@@ -316,7 +315,7 @@ def _function_ref(t: Table, functions: dict, key="function"):
     return name
 
 
-def _per_direction(t: Table, key: str, n_rot: bool):
+def _per_direction(t: Table, key: str):
     """A number (same along every direction) or a list of 3 (or 6 with rotations) values."""
     value = t.raw(key, None)
     if value is None:
@@ -358,8 +357,8 @@ def _discrete(t: Table, components) -> DiscreteSpec:
     orientation = t.float_list("orientation", None, length=3)
     spec = DiscreteSpec(
         where=t.where, targets=targets, mass=_mass_like(t, "mass"),
-        inertia=_mass_like(t, "inertia"), stiffness=_per_direction(t, "stiffness", False),
-        damping=_per_direction(t, "damping", False), frame=frame,
+        inertia=_mass_like(t, "inertia"), stiffness=_per_direction(t, "stiffness"),
+        damping=_per_direction(t, "damping"), frame=frame,
         orientation=tuple(orientation) if orientation else None)
     t.done()
     if spec.mass is None and spec.inertia is None and spec.stiffness is None and spec.damping is None:
@@ -550,7 +549,7 @@ def _analysis(t: Table, i, loads, links, functions) -> AnalysisSpec:
             raise t.error("band", f"expected [f_min, f_max] with 0 <= f_min < f_max, got {band}")
         p["band"] = band
         if p["count"] is None and band is None:
-            p["count"] = 10 if kind == "modes" else 10
+            p["count"] = 10
         p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
     elif kind == "transient":
         _transient(t, p, loads, links)

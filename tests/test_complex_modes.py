@@ -91,7 +91,8 @@ def v4(tmp_path_factory):
 def test_v4_study_checks_pass(v4):
     report = v4["report"]
     assert report.failed_analysis is None
-    assert report.checks_passed and len(report.check_rows) == 32
+    blocks = (ROOT / "studies" / "v4_chain8.toml").read_text().count("[[check]]")
+    assert report.checks_passed and len(report.check_rows) == blocks >= 32
 
 
 def test_v4_real_frequencies_match_the_closed_form(v4):

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from fem.assembly import free_matrices
 from fem.errors import SolverError
 from fem.modal.complex_modes import ComplexModes, complex_modes, normalize
 
@@ -29,10 +30,7 @@ def run(ctx, spec):
     p = spec.params
     model = ctx.model
     T = model.constraints.T
-    TT = T.T.tocsr()
-    M = (TT @ model.mass @ T).tocsr()
-    C = (TT @ model.damping @ T).tocsr()
-    K = (TT @ model.stiffness @ T).tocsr()
+    M, C, K = free_matrices(model)
     t0 = time.perf_counter()
     aw = ctx.writer.analysis(spec.name, "complex_modes", parameters=p)
     try:

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg
 
+from fem.assembly import free_matrices
 from fem.errors import SolverError
 from postpro import layout
 
@@ -45,9 +46,7 @@ def run(ctx, spec):
     model = ctx.model
     T = model.constraints.T
     TT = T.T.tocsr()
-    M = (TT @ model.mass @ T).tocsr()
-    K = (TT @ model.stiffness @ T).tocsr()
-    C = (TT @ model.damping @ T).tocsr()
+    M, C, K = free_matrices(model)
     F = np.zeros(T.shape[1])
     for name in p["loads"]:
         F += TT @ model.loads[name].vector

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
+from fem.assembly import free_matrices
 from fem.modal.modes import participation, real_modes
 from fem.study import TRANSLATIONS
 
@@ -27,8 +27,7 @@ def run(ctx, spec):
     p = spec.params
     model = ctx.model
     T = model.constraints.T
-    M = (T.T @ model.mass @ T).tocsr()
-    K = (T.T @ model.stiffness @ T).tocsr()
+    M, _, K = free_matrices(model)
     t0 = time.perf_counter()
     aw = ctx.writer.analysis(spec.name, "modes", parameters=p)
     modes = real_modes(M, K, count=p.get("count"), band=p.get("band"), method=p["method"],

@@ -48,9 +48,7 @@ class NewmarkFamily(Scheme):
         omega = highest_frequency(self.system)
         if omega == 0:
             return None
-        if self.beta == 0:
-            return 2.0 / omega if self.gamma == 0.5 else 2.0 / omega
-        # conditionally stable Newmark, undamped limit
+        # undamped limit of conditionally stable Newmark (2 / omega for central differences)
         return 1.0 / (omega * np.sqrt(max(self.gamma / 2 - self.beta, 1e-300)))
 
     def advance(self, dt, W, state: State, archive):
