@@ -13,73 +13,15 @@ import pytest
 from fem.cli import EXIT_ANALYSIS_FAILED, EXIT_CHECK_FAILED, EXIT_OK, main
 from postpro import layout
 
+from conftest import CHAIN3_INLINE
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN3_MAIL = ROOT / "meshes" / "chain3.mail"
 CHAIN3_STUDY = ROOT / "studies" / "v3_chain3.toml"
 FEM = Path(sys.executable).with_name("fem")
 
 # Three-node chain along X, N1 clamped; the check holds the computed value at t = 0.1 s.
-STUDY = """\
-[study]
-title = "three-node chain"
-
-[mesh.nodes]
-N1 = [0.0, 0.0, 0.0]
-N2 = [1.0, 0.0, 0.0]
-N3 = [2.0, 0.0, 0.0]
-
-[mesh.cells]
-AC = { type = "SEG2", nodes = ["N1", "N2"] }
-CB = { type = "SEG2", nodes = ["N2", "N3"] }
-
-[mesh.node_groups]
-MASSES = ["N2", "N3"]
-CLAMP = ["N1"]
-
-[mesh.cell_groups]
-SPRINGS = ["AC", "CB"]
-
-[model]
-components = ["DX"]
-
-[[discrete]]
-cell_groups = ["SPRINGS"]
-stiffness = 1.0e4
-
-[[discrete]]
-node_groups = ["MASSES"]
-mass = 10.0
-
-[[constraint]]
-node_groups = ["CLAMP"]
-DX = 0.0
-
-[functions.ramp]
-table = [[0.0, 0.0], [0.05, 1.0]]
-right = "constant"
-
-[[load]]
-name = "push"
-nodes = ["N3"]
-FX = 5.0
-function = "ramp"
-
-[[analysis]]
-name = "run"
-kind = "transient"
-scheme = "newmark"
-end = 0.1
-step = 1.0e-3
-
-[[check]]
-analysis = "run"
-quantity = "displacement"
-node = "N3"
-component = "DX"
-time = 0.1
-reference = 9.349408e-4
-tolerance = 1.0e-3
-"""
+STUDY = CHAIN3_INLINE
 
 # One node, m = 1 kg on a 1e4 N/m spring to the ground: omega = 100 rad/s, so the central
 # difference scheme is stable for a step below 2 / omega = 0.02 s. A step of 0.06 s (3 times

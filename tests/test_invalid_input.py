@@ -11,71 +11,13 @@ import pytest
 
 from fem.cli import EXIT_INVALID, EXIT_OK, main
 
+from conftest import CHAIN3_INLINE
+
 FEM = Path(sys.executable).with_name("fem")
 
 # A valid three-node chain along X: N1 clamped, springs AC and CB, 10 kg at N2 and N3, a
 # ramped 5 N force on N3. Every case below changes one thing of it.
-BASE = """\
-[study]
-title = "three-node chain"
-
-[mesh.nodes]
-N1 = [0.0, 0.0, 0.0]
-N2 = [1.0, 0.0, 0.0]
-N3 = [2.0, 0.0, 0.0]
-
-[mesh.cells]
-AC = { type = "SEG2", nodes = ["N1", "N2"] }
-CB = { type = "SEG2", nodes = ["N2", "N3"] }
-
-[mesh.node_groups]
-MASSES = ["N2", "N3"]
-CLAMP = ["N1"]
-
-[mesh.cell_groups]
-SPRINGS = ["AC", "CB"]
-
-[model]
-components = ["DX"]
-
-[[discrete]]
-cell_groups = ["SPRINGS"]
-stiffness = 1.0e4
-
-[[discrete]]
-node_groups = ["MASSES"]
-mass = 10.0
-
-[[constraint]]
-node_groups = ["CLAMP"]
-DX = 0.0
-
-[functions.ramp]
-table = [[0.0, 0.0], [0.05, 1.0]]
-right = "constant"
-
-[[load]]
-name = "push"
-nodes = ["N3"]
-FX = 5.0
-function = "ramp"
-
-[[analysis]]
-name = "run"
-kind = "transient"
-scheme = "newmark"
-end = 0.1
-step = 1.0e-3
-
-[[check]]
-analysis = "run"
-quantity = "displacement"
-node = "N3"
-component = "DX"
-time = 0.1
-reference = 9.349408e-4
-tolerance = 1.0e-3
-"""
+BASE = CHAIN3_INLINE
 
 ANALYSIS = """\
 [[analysis]]

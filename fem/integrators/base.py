@@ -17,6 +17,7 @@ archiving, progress and the results file, so that every scheme gets them for fre
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +59,7 @@ def initial_acceleration(system, force: np.ndarray, u: np.ndarray, v: np.ndarray
     return a
 
 
-class Scheme:
+class Scheme(abc.ABC):
     """Base class: subclasses implement :meth:`advance` (see the module docstring)."""
 
     name = "scheme"
@@ -69,8 +70,9 @@ class Scheme:
     def initial_acceleration(self, t0, u, v, w0) -> np.ndarray:
         return initial_acceleration(self.system, self.system.B @ w0, u, v)
 
+    @abc.abstractmethod
     def advance(self, dt, W, state: State, archive: np.ndarray):
-        raise NotImplementedError
+        """Advance over W.shape[0] - 1 steps of size dt; returns ((u, v, a) rows, finite)."""
 
     def stability_limit(self) -> float | None:
         """Largest stable step (s) for conditionally stable schemes, None otherwise."""

@@ -34,6 +34,7 @@ steps). A step is accepted when the largest ratio is at most 1.
 
 from __future__ import annotations
 
+import abc
 import math
 
 import numba
@@ -169,9 +170,9 @@ class AdaptiveModalScheme(ModalScheme):
         self.row_offsets = t if self.every else None
         return (u, v, a), ok
 
+    @abc.abstractmethod
     def run(self, dt, k, W, state, archive, out_t, out_u, out_v, out_a):
         """Call the compiled loop: returns (status, rows written)."""
-        raise NotImplementedError
 
 
 # ------------------------------------------------------------------------------------------
