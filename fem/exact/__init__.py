@@ -1,0 +1,1 @@
+"""Exact integration of systems that are linear between events (state-transition matrices)."""
