@@ -70,3 +70,37 @@ def test_sine_force_by_polynomial_steps():
     t = h / 3
     assert z_mid[0] == pytest.approx(F / (k - m * W ** 2) * (np.sin(W * t) - W / w * np.sin(w * t)),
                                      rel=1e-9)
+
+
+def test_falling_mass_on_elastic_ground_event_times():
+    """V1a by phases: free fall, contact (spring k below z = -2), free flight. Impact at
+    (sqrt(41) - 1)/10 s, detachment at 0.885456153076 s (closed form), to 1e-12 s."""
+    from fem.exact.events import first_event
+
+    m, g, k, ground = 1.0, 10.0, 100.0, -2.0
+    free = Propagator(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0], [1.0]]), degree=0)
+    contact = Propagator(np.array([[0.0, 1.0], [-k / m, 0.0]]), np.array([[0.0], [1.0]]), degree=0)
+    gap_row, gap_offset = np.array([[1.0, 0.0]]), np.array([-ground])     # gap = z + 2
+    z, t = np.array([0.0, -1.0]), 0.0
+    # free fall, steps of 0.1 s until the gap closes
+    while True:
+        ev = first_event(free, z, np.array([[-g]]), 0.1, gap_row, gap_offset, np.array([-1]))
+        if ev is not None:
+            t, z = t + ev.s, ev.state
+            break
+        z, t = free.state(z, np.array([[-g]]), 0.1), t + 0.1
+    assert t == pytest.approx((np.sqrt(41) - 1) / 10, abs=1e-12)
+    # contact: z'' = -g + k (ground - z) / m, until the gap opens again
+    force = np.array([[-g + k * ground / m]])
+    while True:
+        ev = first_event(contact, z, force, 0.05, gap_row, gap_offset, np.array([+1]))
+        if ev is not None:
+            t, z = t + ev.s, ev.state
+            break
+        z, t = contact.state(z, force, 0.05), t + 0.05
+    assert t == pytest.approx(0.885456153076, abs=1e-12)
+    # independent check of the closed form: tan(w t~/2) = w^2 C1 / g with t~ = t - t_c
+    w = np.sqrt(k / m)
+    tc = (np.sqrt(41) - 1) / 10
+    C1 = -np.sqrt(1.0 + 2 * g * 2.0) / w          # -sqrt(V0^2 + 2 g h) / w, h = 2 m of fall
+    assert t - tc == pytest.approx(2 * (np.pi + np.arctan(w ** 2 * C1 / g)) / w, abs=1e-12)
