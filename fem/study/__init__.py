@@ -1,0 +1,21 @@
+"""Study file (TOML) -> typed, validated :class:`Study`. All input validation lives here.
+
+Block indices in messages count from 1, as users count blocks: ``analysis[2].step`` is the
+``step`` key of the second ``[[analysis]]`` block.
+"""
+
+from __future__ import annotations
+
+from fem.study.reader import load_study, parse_study
+from fem.study.specs import (ANALYSIS_KINDS, COMPONENTS, FIELDS, FORCE_COMPONENTS, LINK_KINDS,
+                             MAX_STEPS, MODAL_SCHEMES, PHYSICAL_SCHEMES, ROTATIONS,
+                             SCHEME_ALIASES, SCHEME_KEYS, TRANSLATIONS, AnalysisSpec,
+                             DiscreteSpec, ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
+                             RelationSpec, Study, Targets)
+
+__all__ = [
+    "ANALYSIS_KINDS", "COMPONENTS", "FIELDS", "FORCE_COMPONENTS", "LINK_KINDS", "MAX_STEPS",
+    "MODAL_SCHEMES", "PHYSICAL_SCHEMES", "ROTATIONS", "SCHEME_ALIASES", "SCHEME_KEYS",
+    "TRANSLATIONS", "AnalysisSpec", "DiscreteSpec", "ImposedSpec", "InitialSpec", "LinkSpec",
+    "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study", "parse_study",
+]

@@ -1,0 +1,264 @@
+"""Analysis blocks of a study file (transient, harmonic, modes, their archive and steps), the
+checks across analyses, and the ``[[check]]`` blocks."""
+
+from __future__ import annotations
+
+from fem.errors import StudyError
+from fem.study.specs import (ANALYSIS_KINDS, FIELDS, MAX_STEPS, MODAL_SCHEMES, PHYSICAL_SCHEMES,
+                             SCHEME_ALIASES, SCHEME_KEYS, AnalysisSpec)
+from fem.validate import Table, check_float_list
+
+
+def _archive(t: Table | None):
+    if t is None:
+        return {"every": 1}
+    if t.has("every") and t.has("times"):
+        raise StudyError(f"{t.where}: give either every or times, not both")
+    if t.has("times"):
+        times = t.float_list("times")
+        if any(b <= a for a, b in zip(times, times[1:])):
+            raise t.error("times", "must increase strictly")
+        out = {"times": times}
+    else:
+        out = {"every": t.int("every", 1, min=1)}
+    t.done()
+    return out
+
+
+def _steps(t: Table):
+    raw = t.raw("steps")
+    if not isinstance(raw, list) or not raw:
+        raise t.error("steps", "expected a non-empty list of {until, count} tables")
+    out = []
+    for i, seg in enumerate(raw):
+        st = Table(seg, f"{t.key('steps')}[{i + 1}]")
+        out.append((st.float("until"), st.int("count", min=1)))
+        st.done()
+    return out
+
+
+def _analysis(t: Table, i, loads, links, functions) -> AnalysisSpec:
+    kind = t.str("kind", choices=ANALYSIS_KINDS)
+    name = t.str("name", f"{kind}{i + 1}")
+    p: dict = {}
+    if kind in ("modes", "complex_modes"):
+        p["count"] = t.int("count", None, min=1)
+        band = t.float_list("band", None, length=2)
+        if band is not None and not (0 <= band[0] < band[1]):
+            raise t.error("band", f"expected [f_min, f_max] with 0 <= f_min < f_max, got {band}")
+        p["band"] = band
+        if p["count"] is None and band is None:
+            p["count"] = 10
+        p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
+    elif kind == "transient":
+        _transient(t, p, loads, links)
+    else:
+        _harmonic(t, p, loads)
+    t.done()
+    return AnalysisSpec(where=t.where, index=i + 1, name=name, kind=kind, params=p)
+
+
+def _loads_subset(t: Table, loads):
+    names = t.str_list("loads", None)
+    known = [ld.name for ld in loads]
+    if names is None:
+        return known
+    for n in names:
+        if n not in known:
+            raise t.error("loads", f"unknown load '{n}' (named loads: {', '.join(known) or 'none'})")
+    return names
+
+
+def _transient(t: Table, p: dict, loads, links):
+    basis = t.str("basis", "physical", choices=("physical", "modal"))
+    p["basis"] = basis
+    schemes = PHYSICAL_SCHEMES if basis == "physical" else MODAL_SCHEMES
+    scheme = t.str("scheme", "newmark", aliases=SCHEME_ALIASES)
+    if scheme not in schemes:
+        raise t.error("scheme", f"unknown scheme '{scheme}' for basis = \"{basis}\" "
+                                f"(expected one of: {', '.join(schemes)})")
+    p["scheme"] = scheme
+    p["start"] = t.float("start", 0.0)
+    p["end"] = t.float("end")
+    if p["end"] <= p["start"]:
+        raise t.error("end", f"must be greater than start ({p['start']:g}), got {p['end']:g}")
+    if t.has("step") and t.has("steps"):
+        raise StudyError(f"{t.where}: give either step or steps, not both")
+    if t.has("steps"):
+        p["steps"] = _steps(t)
+        prev = p["start"]
+        for k, (until, _) in enumerate(p["steps"]):
+            if until <= prev:
+                raise StudyError(f"{t.key('steps')}[{k + 1}].until: must be greater than "
+                                 f"{prev:g}, got {until:g}")
+            prev = until
+        if abs(prev - p["end"]) > 1e-12 * max(1.0, abs(p["end"])):
+            raise StudyError(f"{t.key('steps')}[{len(p['steps'])}].until: the last segment must "
+                             f"end at end = {p['end']:g}, got {prev:g}")
+        count = sum(c for _, c in p["steps"])
+        if count > MAX_STEPS:
+            raise t.error("steps", f"{count} steps in all (at most {MAX_STEPS:.0e})")
+    elif t.has("step"):
+        p["step"] = t.float("step", positive=True)
+        if p["step"] > p["end"] - p["start"]:
+            raise t.error("step", f"{p['step']:g} s is longer than the analysis "
+                                  f"({p['end'] - p['start']:g} s)")
+        count = (p["end"] - p["start"]) / p["step"]
+        if count > MAX_STEPS:
+            raise t.error("step", f"{p['step']:g} s makes {count:.3g} steps over the analysis "
+                                  f"(at most {MAX_STEPS:.0e})")
+    elif scheme not in ("rk32", "rk54", "adaptive2", "devogelaere", "euler", "exact"):
+        raise t.missing("step", "missing (required for this scheme; or give steps)")
+    p["loads"] = _loads_subset(t, loads)
+    init = t.table("initial", None)
+    if init is not None:
+        p["initial"] = {"analysis": init.str("analysis"), "time": init.float("time", None)}
+        init.done()
+    link_names = t.str_list("links", [])
+    known = [lk.name for lk in links]
+    for n in link_names:
+        if n not in known:
+            raise t.error("links", f"unknown link '{n}' (defined links: {', '.join(known) or 'none'})")
+    p["links"] = link_names
+    p["archive"] = _archive(t.table("archive", None))
+    for x in p["archive"].get("times", ()):
+        if not _within(x, p["start"], p["end"]):
+            raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
+                             f"[{p['start']:g}, {p['end']:g}] s")
+    fields = t.str_list("fields", list(FIELDS))
+    for f in fields:
+        if f not in FIELDS:
+            raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(FIELDS)})")
+    p["fields"] = [f for f in FIELDS if f in fields]
+    p["events"] = t.str("events", "locate" if scheme in ("exact", "rk32", "rk54", "adaptive2",
+                                                       "devogelaere", "euler") else "step",
+                        choices=("locate", "step"))
+    if basis == "modal":
+        p["modes"] = t.str("modes")
+        p["damping"] = t.str("damping", "projected", choices=("projected", "modal"))
+        md = t.float_list("modal_damping", None)
+        if p["damping"] == "modal" and md is None:
+            raise t.error("modal_damping", 'required with damping = "modal" (one ratio per mode)')
+        if md is not None and any(x < 0 for x in md):
+            raise t.error("modal_damping", "ratios must be >= 0")
+        p["modal_damping"] = md
+        p["nodes"] = t.str_list("nodes", None)
+        p["static_correction"] = t.bool("static_correction", False)
+    for key in ("alpha", "beta", "gamma", "tolerance", "max_step", "min_step"):
+        if t.has(key) and key not in SCHEME_KEYS[scheme]:
+            raise t.error(key, f"does not apply to scheme '{scheme}'")
+    if scheme == "hht":
+        p["alpha"] = t.float("alpha", -0.1, min=-1.0 / 3.0, max=0.0)
+        p["beta"] = t.float("beta", (1 - p["alpha"]) ** 2 / 4, min=0.0, max=0.5)
+        p["gamma"] = t.float("gamma", 0.5 - p["alpha"], min=0.0, max=1.0)
+    elif scheme == "newmark":
+        p["beta"] = t.float("beta", 0.25, min=0.0, max=0.5)
+        p["gamma"] = t.float("gamma", 0.5, min=0.0, max=1.0)
+    if "tolerance" in SCHEME_KEYS[scheme]:
+        p["tolerance"] = t.float("tolerance", 1e-6, positive=True)
+        p["max_step"] = t.float("max_step", None, positive=True)
+        p["min_step"] = t.float("min_step", None, positive=True)
+
+
+def _within(x: float, start: float, end: float) -> bool:
+    """``start <= x <= end`` up to round-off."""
+    return start - 1e-12 * max(1.0, abs(start)) <= x <= end + 1e-12 * max(1.0, abs(end))
+
+
+def _harmonic(t: Table, p: dict, loads):
+    raw = t.raw("frequencies")
+    if isinstance(raw, list):
+        freqs = check_float_list(raw, t.key("frequencies"))
+        if not freqs or any(f < 0 for f in freqs):
+            raise t.error("frequencies", "expected a non-empty list of frequencies >= 0 (Hz)")
+        p["frequencies"] = freqs
+    else:
+        ft = Table(raw, t.key("frequencies"))
+        start, stop = ft.float("start", min=0.0), ft.float("stop", min=0.0)
+        count = ft.int("count", min=1)
+        ft.done()
+        if stop < start:
+            raise ft.error("stop", f"must be >= start ({start:g}), got {stop:g}")
+        p["frequencies"] = {"start": start, "stop": stop, "count": count}
+    p["basis"] = t.str("basis", "physical", choices=("physical", "modal"))
+    if p["basis"] == "modal":
+        p["modes"] = t.str("modes")
+    p["loads"] = _loads_subset(t, loads)
+    p["fields"] = [f for f in FIELDS if f in t.str_list("fields", list(FIELDS))]
+
+
+def _cross_check_analyses(analyses):
+    by_name = {a.name: a for a in analyses}
+    for a in analyses:
+        ref = a.params.get("modes")
+        if ref is not None:
+            other = by_name.get(ref)
+            if other is None or other.index >= a.index:
+                raise StudyError(f"{a.where}.modes: no modes analysis named '{ref}' before this one")
+            if other.kind != "modes":
+                raise StudyError(f"{a.where}.modes: analysis '{ref}' is of kind {other.kind}, "
+                                 f"not modes")
+        init = a.params.get("initial")
+        if init is not None:
+            other = by_name.get(init["analysis"])
+            if other is None or other.index >= a.index or other.kind != "transient":
+                raise StudyError(f"{a.where}.initial.analysis: no transient analysis named "
+                                 f"'{init['analysis']}' before this one")
+
+
+def _check_function_domains(analyses, loads, imposed, relations, functions):
+    """Every function a transient analysis evaluates must be defined over its time span."""
+    users = [(c.function, f"{c.where}.function") for c in list(imposed) + list(relations)]
+    for a in analyses:
+        if a.kind != "transient":
+            continue
+        start, end = a.params["start"], a.params["end"]
+        named = [(ld.function, f"{ld.where}.function") for ld in loads
+                 if ld.name in a.params["loads"]]
+        for name, key in users + named:
+            if name is None:
+                continue
+            lo, hi = functions[name].domain
+            if start < lo or end > hi:
+                raise StudyError(f"{a.where}: function '{name}' ({key}) is defined over "
+                                 f"[{lo:g}, {hi:g}] s only, not over the analysis "
+                                 f"[{start:g}, {end:g}] s (set left or right = \"constant\" "
+                                 f"or \"linear\" in functions.{name})")
+
+
+def _checks(raw, analyses):
+    from postpro.checks import MODAL_QUANTITIES, parse_checks
+    from postpro.errors import CheckSpecError
+
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise StudyError("check: expected an array of tables [[check]]")
+    try:
+        specs = parse_checks(raw, prefix="check")
+    except CheckSpecError as exc:
+        raise StudyError(str(exc)) from None
+    by_name = {a.name: a for a in analyses}
+    for i, s in enumerate(specs):
+        if s.analysis is None:
+            # the results file then picks its only analysis
+            if len(analyses) != 1:
+                raise StudyError(f"check[{i + 1}].analysis: missing (required when the study "
+                                 f"has {len(analyses)} analyses: "
+                                 f"{', '.join(sorted(by_name)) or 'none'})")
+            a = analyses[0]
+        elif s.analysis not in by_name:
+            raise StudyError(f"check[{i + 1}].analysis: unknown analysis '{s.analysis}' "
+                             f"(analyses: {', '.join(sorted(by_name)) or 'none'})")
+        else:
+            a = by_name[s.analysis]
+        kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else ("transient",)
+        if a.kind not in kinds:
+            raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
+                             f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
+                             f"'{a.kind}'")
+        if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],
+                                                                         a.params["end"]):
+            raise StudyError(f"check[{i + 1}].time: {s.time:g} s is outside analysis "
+                             f"'{a.name}' [{a.params['start']:g}, {a.params['end']:g}] s")
+    return specs

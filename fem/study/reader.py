@@ -1,0 +1,89 @@
+"""Read a study file: TOML text -> :class:`Study`, block after block."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from fem.errors import StudyError
+from fem.study.analysis_blocks import (_analysis, _check_function_domains, _checks,
+                                       _cross_check_analyses)
+from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
+                                    _mesh, _relation)
+from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
+from fem.validate import Table
+
+
+def load_study(path) -> Study:
+    """Read and validate a study file. Raises :class:`StudyError` naming the key at fault."""
+    path = Path(path)
+    if not path.is_file():
+        raise StudyError(f"study file not found: {path}")
+    source = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    return parse_study(data, path=path.resolve(), source=source)
+
+
+def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
+    root = Table(data, "")
+    base = path.parent
+    study_t = root.table("study", None)
+    title = path.stem
+    if study_t is not None:
+        title = study_t.str("title", title)
+        study_t.done()
+    mesh = _mesh(root.table("mesh"), base)
+    model_t = root.table("model", None)
+    components = TRANSLATIONS
+    if model_t is not None:
+        comps = model_t.str_list("components", list(TRANSLATIONS))
+        for c in comps:
+            if c not in COMPONENTS:
+                raise model_t.error("components", f"unknown component '{c}' "
+                                                  f"(known: {' '.join(COMPONENTS)})")
+        if len(set(comps)) != len(comps) or not comps:
+            raise model_t.error("components", "must list distinct components, at least one")
+        components = tuple(c for c in COMPONENTS if c in comps)
+        model_t.done()
+
+    functions = _functions(root.table("functions", None), base)
+    discrete = tuple(_discrete(t, components) for t in root.tables("discrete"))
+    imposed, relations = [], []
+    for t in root.tables("constraint"):
+        if t.has("terms"):
+            relations.append(_relation(t, components, functions))
+        else:
+            imposed.append(_imposed(t, components, functions))
+    loads = tuple(_load(t, i, components, functions) for i, t in enumerate(root.tables("load")))
+    _unique([ld.name for ld in loads], "load", "name")
+    initial = tuple(_initial(t, components) for t in root.tables("initial"))
+    links = tuple(_link(t, i, components) for i, t in enumerate(root.tables("link")))
+    _unique([lk.name for lk in links], "link", "name")
+    analyses = tuple(_analysis(t, i, loads, links, functions)
+                     for i, t in enumerate(root.tables("analysis")))
+    _unique([a.name for a in analyses], "analysis", "name")
+    _cross_check_analyses(analyses)
+    _check_function_domains(analyses, loads, imposed, relations, functions)
+    checks = _checks(root.raw("check", []), analyses)
+    out_t = root.table("output", None)
+    output = Path(f"{path.stem}.h5")
+    if out_t is not None:
+        output = Path(out_t.str("file", str(output)))
+        output = output if output.is_absolute() else base / output
+        out_t.done()
+    root.done()
+    return Study(path=path, source=source, title=title, mesh=mesh, components=components,
+                 discrete=discrete, imposed=tuple(imposed), relations=tuple(relations),
+                 functions=functions, loads=loads, initial=initial, links=links,
+                 analyses=analyses, checks=tuple(checks), output=output)
+
+
+def _unique(names, block, key):
+    seen = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            raise StudyError(f"{block}[{i + 1}].{key}: '{n}' is used by another [[{block}]] block")
+        seen.add(n)

@@ -1,0 +1,159 @@
+"""Study names and the typed, frozen records a study file is read into."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TRANSLATIONS = ("DX", "DY", "DZ")
+ROTATIONS = ("DRX", "DRY", "DRZ")
+COMPONENTS = TRANSLATIONS + ROTATIONS
+FORCE_COMPONENTS = {"FX": "DX", "FY": "DY", "FZ": "DZ", "MX": "DRX", "MY": "DRY", "MZ": "DRZ"}
+FIELDS = ("displacement", "velocity", "acceleration")
+
+ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic")
+SCHEME_ALIASES = {
+    "newmark": "newmark", "hht": "hht", "diff_centre": "central_difference",
+    "central_difference": "central_difference", "euler": "euler", "adapt_ordre1": "euler",
+    "adaptive2": "adaptive2", "adapt_ordre2": "adaptive2", "devoge": "devogelaere",
+    "devogelaere": "devogelaere", "runge_kutta_32": "rk32", "rk32": "rk32",
+    "runge_kutta_54": "rk54", "rk54": "rk54", "exact": "exact",
+}
+PHYSICAL_SCHEMES = ("newmark", "hht", "central_difference", "exact")
+MODAL_SCHEMES = ("central_difference", "euler", "devogelaere", "adaptive2", "rk32", "rk54",
+                 "newmark", "exact")
+# keys each scheme accepts beyond the common transient keys
+SCHEME_KEYS = {
+    "newmark": {"beta", "gamma"},
+    "hht": {"alpha", "beta", "gamma"},
+    "central_difference": set(),
+    "exact": set(),
+    "euler": {"tolerance", "max_step", "min_step"},
+    "adaptive2": {"tolerance", "max_step", "min_step"},
+    "devogelaere": {"tolerance", "max_step", "min_step"},
+    "rk32": {"tolerance", "max_step", "min_step"},
+    "rk54": {"tolerance", "max_step", "min_step"},
+}
+LINK_KINDS = ("shock", "impact")
+#: most time steps one transient analysis may take (its time grid is held in memory)
+MAX_STEPS = 10**8
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Mesh entities a block applies to, by name."""
+    nodes: tuple[str, ...] = ()
+    node_groups: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()
+    cell_groups: tuple[str, ...] = ()
+
+    def empty(self) -> bool:
+        return not (self.nodes or self.node_groups or self.cells or self.cell_groups)
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    file: Path | None
+    nodes: dict[str, tuple[float, float, float]]
+    cells: dict[str, tuple[str, tuple[str, ...]]]
+    node_groups: dict[str, tuple[str, ...]]
+    cell_groups: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class DiscreteSpec:
+    """Mass, stiffness, damping of discrete elements (SI units: kg, N/m, N.s/m)."""
+    where: str
+    targets: Targets
+    mass: float | tuple | None = None          # scalar (kg) or 3x3 rows
+    inertia: float | tuple | None = None       # scalar or 3x3 rows (kg.m^2)
+    stiffness: tuple[float, ...] | None = None  # 3 (translations) or 6 values
+    damping: tuple[float, ...] | None = None
+    frame: str = "global"
+    orientation: tuple[float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class ImposedSpec:
+    where: str
+    targets: Targets
+    values: dict[str, float]
+    function: str | None
+
+
+@dataclass(frozen=True)
+class RelationSpec:
+    where: str
+    terms: tuple[tuple[str, str, float], ...]   # (node, component, coefficient)
+    value: float
+    function: str | None
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    where: str
+    name: str
+    kind: str                   # force | gravity | base_acceleration
+    targets: Targets
+    values: dict[str, float]    # component (DX..DRZ) -> N or N.m, for kind = force
+    g: float
+    direction: tuple[float, float, float]
+    function: str | None
+
+
+@dataclass(frozen=True)
+class InitialSpec:
+    where: str
+    targets: Targets
+    displacement: dict[str, float]
+    velocity: dict[str, float]
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    where: str
+    name: str
+    kind: str
+    nodes: tuple[str, ...]
+    params: dict
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    where: str
+    index: int
+    name: str
+    kind: str
+    params: dict = field(default_factory=dict)
+
+    def get(self, key, default=None):
+        return self.params.get(key, default)
+
+
+@dataclass(frozen=True)
+class Study:
+    path: Path
+    source: str
+    title: str
+    mesh: MeshSpec
+    components: tuple[str, ...]
+    discrete: tuple[DiscreteSpec, ...]
+    imposed: tuple[ImposedSpec, ...]
+    relations: tuple[RelationSpec, ...]
+    functions: dict            # name -> TimeFunction
+    loads: tuple[LoadSpec, ...]
+    initial: tuple[InitialSpec, ...]
+    links: tuple[LinkSpec, ...]
+    analyses: tuple[AnalysisSpec, ...]
+    checks: tuple             # postpro.checks.CheckSpec
+    output: Path
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def analysis(self, name: str) -> AnalysisSpec:
+        for a in self.analyses:
+            if a.name == name:
+                return a
+        raise KeyError(name)

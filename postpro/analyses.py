@@ -1,0 +1,506 @@
+"""The analyses of a fem results file: their attributes, and readers of what each archived.
+
+Time-indexed datasets may hold millions of rows: every reader here slices one window of
+rows and only the columns asked for, never a whole (nt, ndof) dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import h5py
+import numpy as np
+
+from postpro import layout
+from postpro.errors import PostproError
+
+if TYPE_CHECKING:
+    from postpro.results import Results
+
+_LISTED = 12
+#: rows read at once by the block readers: 64 Ki rows of a few columns stay under a few MB
+BLOCK_ROWS = 1 << 16
+_EVENT_DTYPE = np.dtype([("time", "f8"), ("kind", "U1"), ("link", "U1"), ("detail", "U1")])
+
+
+def _listing(names) -> str:
+    """Comma-separated names, cut after a dozen so that a message stays on one line."""
+    names = [str(name) for name in names]
+    if not names:
+        return "none"
+    shown = ", ".join(names[:_LISTED])
+    return shown if len(names) <= _LISTED else f"{shown}, ... ({len(names) - _LISTED} more)"
+
+
+def _text(value) -> str:
+    # h5py returns variable-length strings as bytes inside datasets and compound tables
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _decode_table(table: np.ndarray) -> np.ndarray:
+    """A compound table with its string columns turned from bytes into numpy ``str``."""
+    columns = {}
+    for name in table.dtype.names:
+        column = table[name]
+        if column.dtype.kind in "OS":
+            column = np.array([_text(v) for v in column], dtype=str)
+        columns[name] = column
+    decoded = np.empty(len(table), dtype=[(name, c.dtype) for name, c in columns.items()])
+    for name, column in columns.items():
+        decoded[name] = column
+    return decoded
+
+
+class Analysis:
+    """An analysis group: its attributes, readable whatever its status.
+
+    Attributes
+    ----------
+    name, kind, basis, scheme, status, message : str
+    wall_time_s : float
+        Wall-clock time of the analysis in s.
+    steps, rejected_steps : int
+    parameters : dict
+        The analysis settings, as the solver resolved them.
+    """
+
+    def __init__(self, group: h5py.Group, results: Results, allow_incomplete: bool):
+        self._group = group
+        self._results = results
+        self._allow_incomplete = allow_incomplete
+        attrs = group.attrs
+        self.name = group.name.rsplit("/", 1)[-1]
+        self.kind = _text(attrs.get("kind", ""))
+        self.basis = _text(attrs.get("basis", ""))
+        self.scheme = _text(attrs.get("scheme", ""))
+        self.status = _text(attrs.get("status", ""))
+        self.message = _text(attrs.get("message", ""))
+        self.wall_time_s = float(attrs.get("wall_time_s", 0.0))
+        self.steps = int(attrs.get("steps", 0))
+        self.rejected_steps = int(attrs.get("rejected_steps", 0))
+        try:
+            self.parameters = json.loads(_text(attrs.get("parameters", "")) or "{}")
+        except json.JSONDecodeError as exc:
+            raise PostproError(f"{self._where}: its 'parameters' attribute is not JSON "
+                               f"({exc})") from exc
+
+    def __repr__(self):
+        return f"{type(self).__name__}('{self.name}', kind='{self.kind}', status='{self.status}')"
+
+    @property
+    def _where(self) -> str:
+        return f"analysis '{self.name}' in '{self._results.path}'"
+
+    def _require_readable(self):
+        """Refuse the data of an analysis that did not complete, unless asked to allow it."""
+        if self.status == layout.STATUS_COMPLETE or self._allow_incomplete:
+            return
+        detail = f": {self.message}" if self.message else ""
+        if self.status == layout.STATUS_FAILED:
+            story = f"failed{detail}"
+        else:
+            story = f"did not finish (status '{self.status}': still running, or killed){detail}"
+        raise PostproError(f"{self._where} {story}; pass allow_incomplete=True to read what it "
+                           "archived")
+
+    def _dataset(self, path: str) -> h5py.Dataset:
+        self._require_readable()
+        found = self._group.get(path)
+        if not isinstance(found, h5py.Dataset):
+            raise PostproError(f"{self._where} (kind '{self.kind}') has no '{path}'")
+        return found
+
+
+class _SampledAnalysis(Analysis):
+    """An analysis whose fields are sampled along one axis (time or frequency)."""
+
+    _axis_name = "time"
+    _axis_unit = "s"
+
+    def _axis(self) -> np.ndarray:
+        # the axis is one float64 per row (80 MB for 1e7 rows): cheap enough to keep
+        if not hasattr(self, "_axis_cache"):
+            self._axis_cache = np.asarray(self._dataset(self._axis_name)[()], dtype=float)
+        return self._axis_cache
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields archived, among displacement, velocity and acceleration."""
+        return tuple(f for f in layout.FIELDS if isinstance(self._group.get(f), h5py.Dataset))
+
+    def _field(self, field: str) -> h5py.Dataset:
+        if field not in layout.FIELDS:
+            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.FIELDS)})")
+        if field not in self.fields:
+            raise PostproError(f"{self._where} did not archive '{field}' (archived: "
+                               f"{_listing(self.fields)})")
+        return self._dataset(field)
+
+    def _window(self, start, end, rows: int) -> tuple[int, int]:
+        """Row range ``[i0, i1)`` of the axis values within ``[start, end]`` (both inclusive)."""
+        if start is not None and end is not None and start > end:
+            raise PostproError(f"{self._where}: window start {start:g} {self._axis_unit} is after "
+                               f"its end {end:g} {self._axis_unit}")
+        axis = self._axis()
+        rows = min(rows, len(axis))
+        i0 = 0 if start is None else int(np.searchsorted(axis[:rows], start, "left"))
+        i1 = rows if end is None else int(np.searchsorted(axis[:rows], end, "right"))
+        return i0, i1
+
+    def window(self, start=None, end=None) -> tuple[int, int]:
+        """Row range ``[i0, i1)`` of the instants within ``[start, end]`` (both inclusive).
+
+        Parameters
+        ----------
+        start, end : float or None
+            Bounds in the unit of the axis (s, or Hz for a sweep); ``None`` for open.
+        """
+        return self._window(start, end, len(self._axis()))
+
+    def read_rows(self, field: str, dofs, i0: int, i1: int, step: int = 1):
+        """Rows ``i0:i1:step`` of some dofs of a field.
+
+        Parameters
+        ----------
+        dofs : sequence of (node, component)
+        i0, i1, step : int
+            Row range, as from :meth:`window`; rows past those archived are dropped.
+
+        Returns
+        -------
+        axis : numpy.ndarray, shape (k,)
+            Instants in s (frequencies in Hz for a sweep).
+        values : numpy.ndarray, shape (k, len(dofs))
+            Columns in the order of ``dofs``, in the unit of the field.
+        """
+        dataset = self._field(field)
+        columns, order = self._dof_columns(dofs, field)
+        i1 = min(i1, dataset.shape[0], len(self._axis()))
+        if i1 <= i0:
+            return self._axis()[:0], np.empty((0, len(order)), dtype=dataset.dtype)
+        return self._axis()[i0:i1:step], dataset[i0:i1:step, columns][:, order]
+
+    def blocks(self, field: str, dofs, start=None, end=None, rows: int = BLOCK_ROWS,
+               step: int = 1):
+        """Some dofs of a field over a window, in blocks spanning at most ``rows`` rows.
+
+        Only one block is in memory at a time, whatever the length of the series. With
+        ``step`` > 1 every block spans whole strides and holds one row in ``step``.
+
+        Yields
+        ------
+        axis : numpy.ndarray, shape (k,)
+        values : numpy.ndarray, shape (k, len(dofs))
+        """
+        i0, i1 = self._window(start, end, self._field(field).shape[0])
+        span = max(step, rows - rows % step)  # whole strides per block keep the thinning regular
+        for first in range(i0, i1, span):
+            yield self.read_rows(field, dofs, first, min(first + span, i1), step)
+
+    def _column(self, node: str, component: str) -> int:
+        """Column of (node, component) in this analysis' fields: the dof number, or its
+        position in the analysis' ``dofs`` dataset when only some dofs were archived."""
+        dof = self._results.dof(node, component)
+        if "dofs" not in self._group:
+            return dof
+        archived = self._group["dofs"][:]
+        where = np.flatnonzero(archived == dof)
+        if not len(where):
+            raise PostproError(f"{self._where} did not archive {node} {component} (it archived "
+                               f"the dofs of some nodes only)")
+        return int(where[0])
+
+    def _dof_columns(self, dofs, field):
+        """Sorted distinct columns of ``dofs`` and the permutation back to their order."""
+        if not len(dofs):
+            raise PostproError(f"{self._where}: no (node, component) asked for '{field}'")
+        wanted = np.array([self._column(node, component) for node, component in dofs])
+        # h5py reads a list of columns only if it is increasing and without repeats
+        return np.unique(wanted, return_inverse=True)
+
+    def _column_series(self, dataset: h5py.Dataset, column: int, start, end):
+        i0, i1 = self._window(start, end, dataset.shape[0])
+        return self._axis()[i0:i1], dataset[i0:i1, column]
+
+    def _columns(self, field, dofs, start, end):
+        dataset = self._field(field)
+        columns, order = self._dof_columns(dofs, field)
+        i0, i1 = self._window(start, end, dataset.shape[0])
+        return self._axis()[i0:i1], dataset[i0:i1, columns][:, order]
+
+    def _locate(self, x: float, rows: int, interpolate: bool) -> tuple[int, int, float]:
+        """Rows ``i, j`` and weight ``w``: the value at ``x`` is ``(1 - w) v_i + w v_j``."""
+        axis = self._axis()[:rows]
+        name, unit = self._axis_name, self._axis_unit
+        if len(axis) == 0:
+            raise PostproError(f"{self._where} archived no {name} instant")
+        k = int(np.searchsorted(axis, x))
+        below, above = max(k - 1, 0), min(k, len(axis) - 1)
+        interval = min(max(k, 1), len(axis) - 1)
+        step = axis[interval] - axis[interval - 1] if len(axis) > 1 else 0.0
+        tolerance = max(1e-9 * max(1.0, abs(x)), 1e-6 * step)
+        nearest = below if x - axis[below] <= axis[above] - x else above
+        if abs(axis[nearest] - x) <= tolerance:
+            # an instant archived twice (before and after an event): give the state after it
+            last = int(np.searchsorted(axis, axis[nearest], "right")) - 1
+            return last, last, 0.0
+        if x < axis[0] or x > axis[-1]:
+            raise PostproError(f"{self._where}: {name} {x:.12g} {unit} is outside the archived "
+                               f"range [{axis[0]:.12g}, {axis[-1]:.12g}] {unit}")
+        if not interpolate:
+            raise PostproError(f"{self._where}: {name} {x:.12g} {unit} is not archived (nearest "
+                               f"archived: {axis[below]:.12g} and {axis[above]:.12g} {unit}); "
+                               "ask for interpolation to read between them")
+        return below, above, (x - axis[below]) / (axis[above] - axis[below])
+
+    def _value_at(self, field, node, component, x, interpolate):
+        dataset = self._field(field)
+        column = self._column(node, component)
+        i, j, weight = self._locate(float(x), dataset.shape[0], interpolate)
+        if i == j:
+            return dataset[i, column].item()
+        first, second = dataset[i:j + 1, column]
+        return ((1.0 - weight) * first + weight * second).item()
+
+
+class TransientAnalysis(_SampledAnalysis):
+    """A time integration: fields, generalized coordinates, links, events and energy.
+
+    All series are returned with their time vector ``t`` (nt_window,) in s; the window
+    ``[start, end]`` (s, both inclusive, ``None`` for open) selects the rows read.
+    """
+
+    @property
+    def time(self) -> np.ndarray:
+        """Archived instants, shape (nt,), in s."""
+        return self._axis()
+
+    def series(self, field: str, node: str, component: str, start=None, end=None):
+        """One dof of a field over a time window.
+
+        Returns
+        -------
+        t : numpy.ndarray, shape (k,)
+            Instants in s.
+        values : numpy.ndarray, shape (k,)
+            In m, m/s or m/s² for displacement, velocity, acceleration.
+        """
+        dataset = self._field(field)
+        return self._column_series(dataset, self._column(node, component), start, end)
+
+    def columns(self, field: str, dofs, start=None, end=None):
+        """Several dofs of a field over a time window.
+
+        Parameters
+        ----------
+        dofs : sequence of (node, component)
+
+        Returns
+        -------
+        t : numpy.ndarray, shape (k,)
+        values : numpy.ndarray, shape (k, len(dofs))
+            Columns in the order of ``dofs``.
+        """
+        return self._columns(field, dofs, start, end)
+
+    def value_at(self, field: str, node: str, component: str, time: float,
+                 interpolate: bool = False) -> float:
+        """The value of one dof at one instant ``time`` (s).
+
+        ``time`` matches an archived instant within max(1e-9 max(1, |time|), 1e-6 Δt_local).
+        Otherwise the value is interpolated linearly between its neighbours if
+        ``interpolate`` is set, and an error names the nearest archived instants if not.
+        """
+        return self._value_at(field, node, component, time, interpolate)
+
+    def generalized(self, mode: int, field: str = "displacement", start=None, end=None):
+        """Generalized coordinate of one mode (1-based) of a modal-basis integration.
+
+        Returns
+        -------
+        t : numpy.ndarray, shape (k,)
+        q : numpy.ndarray, shape (k,)
+            ``q``, ``qdot`` or ``qddot`` for displacement, velocity, acceleration.
+        """
+        if field not in layout.GENERALIZED:
+            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.FIELDS)})")
+        path = layout.GENERALIZED[field]
+        if not isinstance(self._group.get(path), h5py.Dataset):
+            raise PostproError(f"{self._where} has no generalized coordinates '{path}' (basis "
+                               f"'{self.basis}')")
+        dataset = self._dataset(path)
+        count = dataset.shape[1]
+        if not 1 <= mode <= count:
+            raise PostproError(f"{self._where}: mode {mode} out of range 1..{count}")
+        return self._column_series(dataset, mode - 1, start, end)
+
+    @property
+    def events(self) -> np.ndarray:
+        """Located events: structured array with fields time (s), kind, link, detail."""
+        self._require_readable()
+        if "events" not in self._group:
+            return np.empty(0, dtype=_EVENT_DTYPE)
+        return _decode_table(self._group["events"][()])
+
+    def energy(self, start=None, end=None) -> dict[str, np.ndarray]:
+        """Energy terms archived (kinetic, potential, dissipated, external_work, link_energy).
+
+        Returns
+        -------
+        dict
+            ``"time"`` (k,) in s and each archived term (k,) in J; only ``"time"`` if the
+            analysis archived no energy.
+        """
+        self._require_readable()
+        group = self._group.get("energy")
+        if group is None:
+            return {"time": self._axis()[:0]}
+        names = [n for n in group if isinstance(group[n], h5py.Dataset)]
+        rows = min([group[n].shape[0] for n in names], default=0)
+        i0, i1 = self._window(start, end, rows)
+        terms = {"time": self._axis()[i0:i1]}
+        terms.update({n: group[n][i0:i1] for n in names})
+        return terms
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        """Names of the links whose series were archived."""
+        group = self._group.get("links")
+        return tuple(group.keys()) if group is not None else ()
+
+    def link(self, name: str, start=None, end=None) -> dict:
+        """Series and attributes of one link.
+
+        Returns
+        -------
+        dict
+            ``"time"`` (k,) in s, each series (k,) (normal_force and tangential_force in N,
+            penetration in m, state) and each attribute of the link group (e.g. stiffness
+            in N/m).
+        """
+        group = self._link_group(name)
+        names = [n for n in group if isinstance(group[n], h5py.Dataset)]
+        rows = min([group[n].shape[0] for n in names], default=0)
+        i0, i1 = self._window(start, end, rows)
+        found = {"time": self._axis()[i0:i1]}
+        found.update({n: group[n][i0:i1] for n in names})
+        found.update({key: value.item() if isinstance(value, np.generic) else value
+                      for key, value in group.attrs.items()})
+        return found
+
+    def link_series_names(self, name: str) -> tuple[str, ...]:
+        """Names of the series archived for one link (normal_force, penetration, state, ...)."""
+        group = self._link_group(name)
+        return tuple(n for n in group if isinstance(group[n], h5py.Dataset))
+
+    def link_blocks(self, name: str, start=None, end=None, rows: int = BLOCK_ROWS):
+        """The series of one link over a window, in blocks of at most ``rows`` rows.
+
+        Yields
+        ------
+        dict
+            ``"time"`` (k,) in s and each series of the link (k,), as in :meth:`link`
+            (without the attributes).
+        """
+        group = self._link_group(name)
+        names = [n for n in group if isinstance(group[n], h5py.Dataset)]
+        count = min([group[n].shape[0] for n in names], default=0)
+        i0, i1 = self._window(start, end, count)
+        for first in range(i0, i1, rows):
+            last = min(first + rows, i1)
+            block = {"time": self._axis()[first:last]}
+            block.update({n: group[n][first:last] for n in names})
+            yield block
+
+    def _link_group(self, name: str) -> h5py.Group:
+        if name not in self.links:
+            raise PostproError(f"{self._where} has no link '{name}' (links: "
+                               f"{_listing(self.links)})")
+        self._require_readable()
+        return self._group["links"][name]
+
+
+class HarmonicAnalysis(_SampledAnalysis):
+    """A frequency sweep: complex fields sampled at ``frequency`` (Hz)."""
+
+    _axis_name = "frequency"
+    _axis_unit = "Hz"
+
+    @property
+    def frequency(self) -> np.ndarray:
+        """Excitation frequencies, shape (nf,), in Hz."""
+        return self._axis()
+
+    def series(self, field: str, node: str, component: str, start=None, end=None):
+        """One dof of a complex field over a frequency window ``[start, end]`` (Hz).
+
+        Returns
+        -------
+        f : numpy.ndarray, shape (k,)
+        values : numpy.ndarray of complex, shape (k,)
+        """
+        dataset = self._field(field)
+        return self._column_series(dataset, self._column(node, component), start, end)
+
+    def columns(self, field: str, dofs, start=None, end=None):
+        """Several dofs: ``(f (k,), values (k, len(dofs)))`` in the order of ``dofs``."""
+        return self._columns(field, dofs, start, end)
+
+    def value_at(self, field: str, node: str, component: str, frequency: float,
+                 interpolate: bool = False) -> complex:
+        """Complex value of one dof at one frequency (Hz); matching as in the transient case."""
+        return self._value_at(field, node, component, frequency, interpolate)
+
+
+def _array(name: str, doc: str) -> property:
+    """A read-only attribute giving the stored array ``name`` of a modal analysis."""
+    return property(lambda self: self[name], doc=doc)
+
+
+class ModalAnalysis(Analysis):
+    """Real (kind ``modes``) or complex (kind ``complex_modes``) modes, numbered from 1.
+
+    Every array is also available by name: ``analysis["frequency"]``.
+    """
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.arrays:
+            raise PostproError(f"{self._where} (kind '{self.kind}') has no '{name}' (available: "
+                               f"{_listing(self.arrays)})")
+        return self._dataset(name)[()]
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        """Names of the arrays stored."""
+        return tuple(n for n in self._group if isinstance(self._group[n], h5py.Dataset))
+
+    @property
+    def mode_count(self) -> int:
+        return self._dataset("frequency").shape[0]
+
+    def mode_value(self, name: str, mode: int):
+        """One entry (mode 1-based) of a per-mode array such as ``frequency``."""
+        values = self[name]
+        if not 1 <= mode <= len(values):
+            raise PostproError(f"{self._where}: mode {mode} out of range 1..{len(values)}")
+        return values[mode - 1].item()
+
+    frequency = _array("frequency", "Natural (undamped) frequencies, shape (m,), in Hz.")
+    omega = _array("omega", "Angular frequencies, shape (m,), in rad/s.")
+    generalized_mass = _array("generalized_mass", "φᵀMφ per mode, shape (m,), in kg.")
+    generalized_stiffness = _array("generalized_stiffness", "φᵀKφ, shape (m,), in N/m.")
+    shapes = _array("shapes", "Mode shapes, shape (m, ndof), real or complex.")
+    participation_factor = _array("participation_factor", "Per mode and direction X Y Z, (m, 3).")
+    effective_mass = _array("effective_mass", "Per mode and direction X Y Z, shape (m, 3), in kg.")
+    eigenvalue = _array("eigenvalue", "Complex eigenvalues λ, shape (m,), in rad/s.")
+    damped_frequency = _array("damped_frequency", "Im λ / 2π, shape (m,), in Hz.")
+    damping_ratio = _array("damping_ratio", "−Re λ / |λ|, shape (m,), dimensionless.")
+
+
+_ANALYSIS_CLASSES = {
+    "transient": TransientAnalysis,
+    "harmonic": HarmonicAnalysis,
+    "modes": ModalAnalysis,
+    "complex_modes": ModalAnalysis,
+}
