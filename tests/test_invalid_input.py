@@ -194,8 +194,10 @@ CASES = [
      edit((ANALYSIS, '[[analysis]]\nname = "run"\nkind = "modes"\ncount = 2\n')),
      ["check[1].quantity", "'displacement' needs a transient analysis", "'run'", "modes"]),
     ("scheme_not_available_yet",
-     edit(('scheme = "newmark"', 'scheme = "exact"')),
-     ["analysis[1].scheme", "exact", "not available yet"]),
+     edit((ANALYSIS, '[[analysis]]\nname = "m"\nkind = "modes"\ncount = 2\n\n'
+                     + ANALYSIS.replace('scheme = "newmark"',
+                                        'basis = "modal"\nmodes = "m"\nscheme = "exact"'))),
+     ["analysis[2].scheme", "exact", "not available yet"]),
     ("check_on_an_unknown_node",
      edit(('node = "N3"\ncomponent = "DX"\ntime', 'node = "N9"\ncomponent = "DX"\ntime')),
      ["check[1].node", "unknown node 'N9'"]),

@@ -12,7 +12,7 @@ from fem.analyses import complex_modes, harmonic, modal_transient, modes, transi
 
 #: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
 RUNNERS = {
-    ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference")),
+    ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference", "exact")),
     ("modes", "physical"): (modes.run, None),
     ("complex_modes", "physical"): (complex_modes.run, None),
     ("harmonic", "physical"): (harmonic.run, None),

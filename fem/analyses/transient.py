@@ -19,6 +19,10 @@ from postpro import layout
 
 def run(ctx, spec):
     p = spec.params
+    if p["scheme"] == "exact":
+        from fem.exact.runner import run as run_exact
+
+        return run_exact(ctx, spec)
     model = ctx.model
     system = reduce(model, p["loads"])
     grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),

@@ -1,0 +1,1 @@
+"""Nonlinear links: shocks against obstacles or between nodes."""
