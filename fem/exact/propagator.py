@@ -74,7 +74,8 @@ class Propagator:
 def polynomial_coefficients(values_at, t0: float, h: float, degree: int):
     """Taylor-like coefficients c_j (degree + 1, nb) of the polynomial interpolating the
     forcing on [t0, t0 + h] at Chebyshev points, and the largest interpolation error seen at
-    the midpoints between them (an estimate of how well the step represents the forcing).
+    the midpoints between them, relative to the size of each column on the step (an estimate
+    of how well the step represents the forcing).
 
     ``values_at(t)`` returns (len(t), nb) forcing values.
     """
@@ -91,5 +92,7 @@ def polynomial_coefficients(values_at, t0: float, h: float, degree: int):
     coefficients = a * scale[:, None]                     # c_j = a_j j! / h^j
     xm = 0.5 * (x[1:] + x[:-1])
     check = np.asarray(values_at(t0 + h * xm), float).reshape(len(xm), -1)
-    error = float(np.max(np.abs(np.vander(xm, p + 1, increasing=True) @ a - check)))
+    # relative to the size of each forcing column on the step
+    size = np.maximum(np.max(np.abs(w), axis=0), np.finfo(float).tiny)
+    error = float(np.max(np.abs(np.vander(xm, p + 1, increasing=True) @ a - check) / size))
     return coefficients, error

@@ -23,6 +23,8 @@ from fem.links.shock import plane_contacts
 from fem.timegrid import build_grid
 
 SMOOTH_DEGREE = 8
+#: largest interpolation error of a smooth forcing on a step, relative to its size there
+FORCING_TOLERANCE = 1e-12
 
 
 class Phases:
@@ -227,10 +229,9 @@ def _at(forcing, t, degree):
 def _fit(forcing, t, h, degree):
     """Coefficients of the forcing on [t, t + h], shortening h until the interpolation is
     accurate to round-off (only smooth functions need it: tables are exact at degree 1)."""
-    for _ in range(40):
+    for _ in range(30):
         coefficients, error = polynomial_coefficients(forcing, t, h, degree)
-        scale = max(1.0, float(np.max(np.abs(coefficients[0]))))
-        if degree <= 1 or error <= 1e-13 * scale:
+        if degree <= 1 or error <= FORCING_TOLERANCE:
             return coefficients, h
         h *= 0.5
     return coefficients, h
