@@ -43,6 +43,8 @@ class Propagator:
             H[r:r + nb, r + nb:r + 2 * nb] = np.eye(nb)
         self._H = H
         self._cache: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self._j = np.arange(p + 1, dtype=float)
+        self._factorials = np.array([math.factorial(j) for j in range(p + 1)], float)
 
     @property
     def size(self) -> int:
@@ -67,8 +69,11 @@ class Propagator:
     def rate(self, z: np.ndarray, coefficients: np.ndarray, s: float) -> np.ndarray:
         """z'(s) = A z(s) + E w(t0 + s), from the state z at s."""
         c = np.asarray(coefficients, float).reshape(self.degree + 1, -1)
-        w = sum(c[j] * s ** j / math.factorial(j) for j in range(self.degree + 1))
-        return self.A @ z + self.E @ w
+        return self.A @ z + self.E @ (self._powers(s) @ c)
+
+    def _powers(self, s: float) -> np.ndarray:
+        """s^j / j! for j = 0 ... p."""
+        return s ** self._j / self._factorials
 
 
 def polynomial_coefficients(values_at, t0: float, h: float, degree: int):

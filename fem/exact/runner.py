@@ -164,7 +164,17 @@ def run(ctx, spec):
             row[f"links/{name}/normal_force"] = np.array([force])
             row[f"links/{name}/penetration"] = np.array([pen])
             row[f"links/{name}/state"] = np.array([st])
-        series.append(**row)
+        pending.append(row)
+        if len(pending) >= 1024:
+            flush()
+
+    pending = []
+
+    def flush():
+        # archived rows go to the file in blocks: one append per row would dominate the run
+        if pending:
+            series.append(**{key: np.concatenate([r[key] for r in pending]) for key in pending[0]})
+            pending.clear()
 
     prop, _ = phases.get(active, degree)
     if grid.archive[0]:
@@ -211,8 +221,10 @@ def run(ctx, spec):
                 prop, _ = phases.get(active, degree)
                 emit(t_end, z, _at(forcing, t_end, degree), 0.0, prop)
     except SolverError as exc:
+        flush()
         aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0_wall)
         raise
+    flush()
     aw.events(events)
     wall = time.perf_counter() - t0_wall
     aw.finish("complete", "", wall_time_s=wall, steps=steps, rejected_steps=0)
