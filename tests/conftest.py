@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 
 import h5py
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,3 +141,32 @@ time = 0.1
 reference = 9.349408e-4
 tolerance = 1.0e-3
 """
+
+
+def series_springs_toml(k1, k2, m, analysis, c=None):
+    """A clamped node A, a massless node Z, and a mass m at P: springs k1 (A-Z) and k2 (Z-P)
+    in series, an optional damper c on P, and the given [[analysis]] block (DX only)."""
+    damping = f"damping = {c}\n" if c is not None else ""
+    return f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+Z = [1.0, 0.0, 0.0]
+P = [2.0, 0.0, 0.0]
+[mesh.cells]
+AZ = {{ type = "SEG2", nodes = ["A", "Z"] }}
+ZP = {{ type = "SEG2", nodes = ["Z", "P"] }}
+[model]
+components = ["DX"]
+[[discrete]]
+cells = ["AZ"]
+stiffness = {k1}
+[[discrete]]
+cells = ["ZP"]
+stiffness = {k2}
+[[discrete]]
+nodes = ["P"]
+mass = {m}
+{damping}[[constraint]]
+nodes = ["A"]
+DX = 0.0
+{analysis}"""

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg
 
-from conftest import ROOT
+from conftest import ROOT, series_springs_toml
 from fem.errors import StudyError
 from fem.modal.complex_modes import complex_modes
 
@@ -235,34 +235,8 @@ def test_sparse_free_free_chain_with_stiffness_proportional_damping(n):
 # -- massless dofs ------------------------------------------------------------------------------
 def test_massless_undamped_node_is_condensed(run_toml):
     k1, k2, m, c = 3.0e4, 6.0e4, 5.0, 40.0
-    f = run_toml(f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-Z = [1.0, 0.0, 0.0]
-P = [2.0, 0.0, 0.0]
-[mesh.cells]
-AZ = {{ type = "SEG2", nodes = ["A", "Z"] }}
-ZP = {{ type = "SEG2", nodes = ["Z", "P"] }}
-[model]
-components = ["DX"]
-[[discrete]]
-cells = ["AZ"]
-stiffness = {k1}
-[[discrete]]
-cells = ["ZP"]
-stiffness = {k2}
-[[discrete]]
-nodes = ["P"]
-mass = {m}
-damping = {c}
-[[constraint]]
-nodes = ["A"]
-DX = 0.0
-[[analysis]]
-name = "cmodes"
-kind = "complex_modes"
-count = 1
-""")
+    f = run_toml(series_springs_toml(k1, k2, m, '[[analysis]]\nname = "cmodes"\n'
+                                     'kind = "complex_modes"\ncount = 1\n', c=c))
     g = f["analyses/cmodes"]
     series = k1 * k2 / (k1 + k2)
     lam = -c / (2 * m) + 1j * np.sqrt(series / m - (c / (2 * m)) ** 2)

@@ -10,6 +10,8 @@ import scipy.sparse as sp
 from fem.errors import StudyError
 from fem.modal.modes import real_modes
 
+from conftest import series_springs_toml
+
 
 def chain(masses, springs):
     """M (kg) and K (N/m) of masses in a row, written by hand: ``springs`` (n + 1,) holds
@@ -159,33 +161,8 @@ def test_free_free_chain_has_a_rigid_body_mode(method):
 
 def test_massless_middle_node_is_a_spring_in_series(run_toml):
     k1, k2, m = 3.0e4, 6.0e4, 5.0
-    f = run_toml(f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-Z = [1.0, 0.0, 0.0]
-P = [2.0, 0.0, 0.0]
-[mesh.cells]
-AZ = {{ type = "SEG2", nodes = ["A", "Z"] }}
-ZP = {{ type = "SEG2", nodes = ["Z", "P"] }}
-[model]
-components = ["DX"]
-[[discrete]]
-cells = ["AZ"]
-stiffness = {k1}
-[[discrete]]
-cells = ["ZP"]
-stiffness = {k2}
-[[discrete]]
-nodes = ["P"]
-mass = {m}
-[[constraint]]
-nodes = ["A"]
-DX = 0.0
-[[analysis]]
-name = "modes"
-kind = "modes"
-count = 1
-""")
+    f = run_toml(series_springs_toml(k1, k2, m, '[[analysis]]\nname = "modes"\n'
+                                     'kind = "modes"\ncount = 1\n'))
     g = f["analyses/modes"]
     series = k1 * k2 / (k1 + k2)
     assert g["frequency"][0] == pytest.approx(np.sqrt(series / m) / (2 * np.pi), rel=1e-12)
