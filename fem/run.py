@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
+from fem.links.support import check_link_support
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
 from fem.study import Study, load_study
@@ -39,27 +40,8 @@ def check_available(study: Study):
         if schemes is not None and a.get("scheme") not in schemes:
             raise NotAvailableError(f"{a.where}.scheme: scheme '{a.get('scheme')}' is not "
                                     f"available yet (available: {', '.join(schemes)})")
-        if a.get("links") and basis == "physical" and a.get("scheme") == "exact":
-            for name in a.get("links"):
-                link = next(lk for lk in study.links if lk.name == name)
-                _exact_supports(link, a)
-        elif a.get("links"):
-            link = next(lk for lk in study.links if lk.name == a.get("links")[0])
-            raise NotAvailableError(f"{a.where}.links: link kind '{link.kind}' ({link.name}) is "
-                                    f"not available yet in this version of fem")
-
-
-def _exact_supports(link, analysis):
-    """The exact scheme handles frictionless shocks against planes for now."""
-    if link.kind != "shock":
-        raise NotAvailableError(f"{analysis.where}.links: link kind '{link.kind}' ({link.name}) "
-                                f"is not available yet with scheme 'exact'")
-    if link.params["obstacle"] == "circle":
-        raise NotAvailableError(f"{link.where}.obstacle: a circular obstacle is not available yet "
-                                f"with scheme 'exact' (its gap is not linear in the dofs)")
-    if link.params["friction"] > 0 or link.params["tangential_stiffness"] > 0:
-        raise NotAvailableError(f"{link.where}.friction: friction is not available yet with "
-                                f"scheme 'exact'")
+        for name in a.get("links") or ():
+            check_link_support(next(lk for lk in study.links if lk.name == name), a)
 
 
 def _validate_names(study: Study, model):

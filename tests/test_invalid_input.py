@@ -185,11 +185,13 @@ CASES = [
     ("unknown_analysis_kind",
      edit(('kind = "transient"', 'kind = "static"')),
      ["analysis[1].kind", '"static"']),
-    ("link_kind_not_available_yet",
+    ("link_option_not_offered_by_the_scheme",
      edit(("step = 1.0e-3", 'step = 1.0e-3\nlinks = ["stop"]'),
           (ANALYSIS, '[[link]]\nname = "stop"\nkind = "shock"\nnodes = ["N3"]\n'
-                     'normal = [1.0, 0.0, 0.0]\ngap = 1e-3\nstiffness = 1e8\n\n' + ANALYSIS)),
-     ["analysis[1].links", "shock", "not available yet"]),
+                     'obstacle = "circle"\naxis = [1.0, 0.0, 0.0]\ngap = 1e-3\nstiffness = 1e8\n\n'
+                     + ANALYSIS),
+          ('scheme = "newmark"', 'scheme = "exact"')),
+     ["analysis[1].links", "circular obstacle", "link[1].obstacle", "'stop'", "scheme 'exact'"]),
     ("check_of_a_transient_quantity_on_modes",
      edit((ANALYSIS, '[[analysis]]\nname = "run"\nkind = "modes"\ncount = 2\n')),
      ["check[1].quantity", "'displacement' needs a transient analysis", "'run'", "modes"]),
@@ -347,7 +349,7 @@ def test_results_file_of_the_study_is_not_created(run_cli, tmp_path):
 
 # -- through the installed script: one stderr line, exit code 2 -----------------------------
 SUBPROCESS_CASES = ["unknown_key_in_analysis", "expression_with_import", "invalid_toml_syntax",
-                    "link_kind_not_available_yet", "free_dof_with_a_damper_only"]
+                    "link_option_not_offered_by_the_scheme", "free_dof_with_a_damper_only"]
 
 
 def _fem(*args, cwd):
