@@ -17,8 +17,17 @@ RUNNERS = {
     ("complex_modes", "physical"): (complex_modes.run, None),
     ("harmonic", "physical"): (harmonic.run, None),
     ("harmonic", "modal"): (harmonic.run, None),
-    ("transient", "modal"): (modal_transient.run, modal_transient.SCHEMES),
+    ("transient", "modal"): (lambda ctx, spec: _modal_transient(ctx, spec),
+                             (*modal_transient.SCHEMES, "exact")),
 }
+
+
+def _modal_transient(ctx, spec):
+    if spec.get("scheme") == "exact":
+        from fem.exact.runner import run_modal
+
+        return run_modal(ctx, spec)
+    return modal_transient.run(ctx, spec)
 
 
 @dataclass

@@ -57,9 +57,38 @@ class Propagator:
             n = self.size
             top = scipy.linalg.expm(self._H * s)[:n]
             found = (top[:, :n], top[:, n:])
-            if len(self._cache) < 256:
+            if len(self._cache) < 512:
                 self._cache[s] = found
         return found
+
+    @property
+    def augmented_size(self) -> int:
+        """Size of the autonomous system (state and forcing derivatives)."""
+        return len(self._H)
+
+    def quadratic(self, name: str, Q: np.ndarray, z0: np.ndarray, coefficients: np.ndarray,
+                  s: float) -> float:
+        """int_0^s x(u)^T Q x(u) du for the augmented state x = (z, w, w', ...) from z0 and
+        the forcing coefficients, Q (N, N) symmetric on that state (``name`` keys the cache).
+
+        Van Loan's construction: the top-right block of expm([[-H^T, Q], [0, H]] s), premultiplied
+        by expm(H s)^T, is int_0^s expm(H^T u) Q expm(H u) du.
+        """
+        key = (name, s)
+        G = self._cache.get(key)
+        if G is None:
+            N = len(self._H)
+            big = np.zeros((2 * N, 2 * N))
+            big[:N, :N] = -self._H.T
+            big[:N, N:] = Q
+            big[N:, N:] = self._H
+            F = scipy.linalg.expm(big * s)
+            G = F[N:, N:].T @ F[:N, N:]
+            if len(self._cache) < 512:
+                self._cache[key] = G
+        x = np.concatenate([np.asarray(z0, float),
+                            np.asarray(coefficients, float).reshape(-1)])
+        return float(x @ G @ x)
 
     def state(self, z0: np.ndarray, coefficients: np.ndarray, s: float) -> np.ndarray:
         """z(s) from z(0) = z0 and the forcing coefficients c (p + 1, nb)."""

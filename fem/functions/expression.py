@@ -224,6 +224,7 @@ class Expression(TimeFunction):
         super().__init__(name)
         root = _Compiler(f"functions.{self.name}.expression").compile(text)
         self.text = text
+        self.graph = root
         self._value = _Program(root)
         self._slope = _Program(_derivative_graph(root))
 

@@ -35,7 +35,7 @@ class State:
     a: np.ndarray
 
     def copy(self) -> "State":
-        return State(self.u.copy(), self.v.copy(), self.a.copy())
+        return State(self.u.copy(), self.v.copy(), None if self.a is None else self.a.copy())
 
 
 def initial_acceleration(system, force: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:

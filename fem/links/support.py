@@ -14,6 +14,7 @@ from fem.errors import NotAvailableError
 
 SUPPORT: dict[tuple[str, str], set[str]] = {
     ("physical", "exact"): {"shock.plane", "shock.two_planes"},
+    ("modal", "exact"): {"shock.plane", "shock.two_planes"},
 }
 
 

@@ -1,0 +1,386 @@
+"""Closed-form phases of the exact scheme: the solution as a finite sum of exponentials.
+
+When the state matrix A of a phase is diagonalizable with well-conditioned eigenvectors and the
+forcing on a stretch of time is a finite sum of exponentials  f(t) = sum_k b_k exp(mu_k t)
+(constants, sines and cosines, exponentials and their products: see
+:func:`exponential_terms`), the solution of  z' = A z + E f(t)  from z(t0) = z0 is
+
+    z(t0 + s) = sum_j W_j exp(nu_j s),   nu = (lambda_1 ... lambda_2n, mu_1 ... mu_K),
+
+with the particular solution P_k = (mu_k I - A)^-1 e_k of each forcing term and the free part
+V diag(exp(lambda s)) V^-1 (z0 - sum_k P_k). Every quantity the scheme needs follows in closed
+form, for whole arrays of instants at once: states and rates, event functions r . z(s) and
+their derivatives, and the integrals of quadratic forms of the velocity (energy dissipated
+in dampers, work of the external forces), from  int_0^s exp(x u) du = expm1(x s) / x.
+
+The caller falls back on the general propagator (``fem.exact.propagator``) when a phase is
+defective (a rigid-body motion under a constant force, critical damping), when its forcing
+resonates with one of its eigenvalues, or when a forcing function is not of this form.
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+
+import numpy as np
+
+#: largest accepted condition number of the eigenvector matrix of a phase
+MAX_CONDITION = 1e6
+#: sampling interval of event functions, times the inverse of the fastest exponent
+SAMPLE_FACTOR = 0.5
+#: samples evaluated per block while searching for an event
+BLOCK = 64
+_EPS = float(np.finfo(float).eps)
+
+
+# --------------------------------------------------------------------------- forcing terms
+
+def exponential_terms(fn, order: int, a: float, b: float) -> dict | None:
+    """The derivative of order ``order`` of the time function ``fn`` on (a, b) as
+    {mu: c} with fn^(order)(t) = sum c exp(mu t) (complex; conjugate terms both present),
+    or None when it is not of that form there."""
+    if fn.kind == "constant":
+        return {0j: complex(fn.value)} if order == 0 else {}
+    if fn.kind in ("table", "record"):
+        if order >= 2:
+            return {}
+        mids = a + (b - a) * np.array([0.25, 0.5, 0.75])
+        slopes = np.asarray(fn.derivative(mids), float)
+        if np.any(slopes != 0.0):
+            return {0j: complex(slopes[0])} if order == 1 and np.all(slopes == slopes[0]) \
+                else None
+        return {0j: complex(float(np.asarray(fn(mids[1]))))} if order == 0 else {}
+    if fn.kind == "expression" and getattr(fn, "graph", None) is not None:
+        terms = _graph_terms(fn.graph, {})
+        if terms is None:
+            return None
+        return {mu: c * mu ** order for mu, c in terms.items() if c * mu ** order != 0}
+    return None
+
+
+def _affine(node):
+    """(a, b) with node = a t + b, or None."""
+    op = node.op
+    if op == "const":
+        return 0.0, node.value
+    if op == "t":
+        return 1.0, 0.0
+    parts = [_affine(x) for x in node.args]
+    if any(p is None for p in parts):
+        return None
+    if op == "add":
+        return parts[0][0] + parts[1][0], parts[0][1] + parts[1][1]
+    if op == "sub":
+        return parts[0][0] - parts[1][0], parts[0][1] - parts[1][1]
+    if op == "neg":
+        return -parts[0][0], -parts[0][1]
+    if op == "mul":
+        (a1, b1), (a2, b2) = parts
+        if a1 == 0:
+            return b1 * a2, b1 * b2
+        if a2 == 0:
+            return a1 * b2, b1 * b2
+        return None
+    if op == "div" and parts[1][0] == 0 and parts[1][1] != 0:
+        return parts[0][0] / parts[1][1], parts[0][1] / parts[1][1]
+    return None
+
+
+def _combine(x: dict, y: dict, sign: float = 1.0) -> dict:
+    out = dict(x)
+    for mu, c in y.items():
+        out[mu] = out.get(mu, 0) + sign * c
+    return {mu: c for mu, c in out.items() if c != 0}
+
+
+def _product(x: dict, y: dict) -> dict | None:
+    out: dict = {}
+    for m1, c1 in x.items():
+        for m2, c2 in y.items():
+            out[m1 + m2] = out.get(m1 + m2, 0) + c1 * c2
+    return out if len(out) <= 64 else None
+
+
+def _graph_terms(node, memo):
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    op = node.op
+    result = None
+    if op == "const":
+        result = {0j: complex(node.value)} if node.value != 0 else {}
+    elif op in ("sin", "cos", "exp", "sinh", "cosh"):
+        ab = _affine(node.args[0])
+        if ab is not None:
+            a, b = ab
+            if op == "exp":
+                result = {complex(a): cmath.exp(b)}
+            elif op in ("sinh", "cosh"):
+                sign = 1.0 if op == "cosh" else -1.0
+                result = _combine({complex(a): 0.5 * math.exp(b)},
+                                  {complex(-a): sign * 0.5 * math.exp(-b)})
+            else:
+                p, m = 0.5 * cmath.exp(1j * b), 0.5 * cmath.exp(-1j * b)
+                if op == "sin":
+                    p, m = p / 1j, -m / 1j
+                result = _combine({1j * a: p}, {-1j * a: m})
+    else:
+        args = [_graph_terms(x, memo) for x in node.args]
+        if all(r is not None for r in args):
+            if op == "add":
+                result = _combine(args[0], args[1])
+            elif op == "sub":
+                result = _combine(args[0], args[1], -1.0)
+            elif op == "neg":
+                result = {mu: -c for mu, c in args[0].items()}
+            elif op == "mul":
+                result = _product(args[0], args[1])
+            elif op == "div":
+                d = node.args[1]
+                if d.op == "const" and d.value != 0:
+                    result = {mu: c / d.value for mu, c in args[0].items()}
+            elif op == "pow":
+                e = node.args[1]
+                if e.op == "const" and float(e.value).is_integer() and 0 <= e.value <= 8:
+                    result = {0j: 1.0 + 0j}
+                    for _ in range(int(e.value)):
+                        result = _product(result, args[0]) if result is not None else None
+    memo[key] = result
+    return result
+
+
+def forcing_terms(columns, B: np.ndarray, a: float, b: float):
+    """(mu (K,), vectors (n, K)) with B w(t) = sum_k vectors[:, k] exp(mu_k (t - a)) on (a, b),
+    or None when a column is not a sum of exponentials there."""
+    merged: dict = {}
+    for j, (fn, order) in enumerate(columns):
+        terms = exponential_terms(fn, order, a, b)
+        if terms is None:
+            return None
+        for mu, c in terms.items():
+            # round the exponent so that equal frequencies from different columns merge
+            key = complex(float(np.float64(mu.real)), float(np.float64(mu.imag)))
+            merged.setdefault(key, np.zeros(B.shape[0], complex))
+            merged[key] += B[:, j] * c * cmath.exp(mu * a)
+    mu = np.array(list(merged.keys()), complex)
+    vectors = np.array(list(merged.values()), complex).T.reshape(B.shape[0], len(mu))
+    return mu, vectors
+
+
+# --------------------------------------------------------------------------- phases
+
+class SpectralPhase:
+    """The eigen-decomposition of one phase's state matrix A (2n, 2n), or ``ok = False``."""
+
+    def __init__(self, A: np.ndarray):
+        self.A = A
+        lam, V = np.linalg.eig(A)
+        self.ok = bool(np.all(np.isfinite(lam)))
+        self.lam, self.V = lam, V
+        if self.ok:
+            cond = np.linalg.cond(V)
+            self.ok = bool(np.isfinite(cond) and cond < MAX_CONDITION)
+        if self.ok:
+            self.Vinv = np.linalg.inv(V)
+        self._particular: dict = {}
+
+    def particular(self, mu: complex, key, e: np.ndarray):
+        """(mu I - A)^-1 e, cached under ``key``; None on resonance."""
+        found = None if key is None else self._particular.get(key)
+        if found is None:
+            scale = max(1.0, float(np.max(np.abs(self.lam))) if len(self.lam) else 1.0)
+            if len(self.lam) and np.min(np.abs(self.lam - mu)) < 1e-7 * scale:
+                found = False
+            else:
+                found = np.linalg.solve(mu * np.eye(len(self.A)) - self.A, e.astype(complex))
+            if key is not None:
+                self._particular[key] = found
+        return None if found is False else found
+
+
+class Piece:
+    """The closed-form solution  z(s) = sum_j W_j exp(nu_j s)  from one instant, in a phase
+    and on a stretch of constant forcing form."""
+
+    def __init__(self, nu: np.ndarray, W: np.ndarray, n: int):
+        self.nu = nu
+        self.W = W
+        self.n = n
+
+    def exps(self, s):
+        return np.exp(np.multiply.outer(np.atleast_1d(np.asarray(s, float)), self.nu))
+
+    def states(self, s) -> np.ndarray:
+        """z(s) (ns, 2n)."""
+        return (self.exps(s) @ self.W.T).real
+
+    def rates(self, s) -> np.ndarray:
+        """z'(s) (ns, 2n)."""
+        return ((self.exps(s) * self.nu) @ self.W.T).real
+
+    def row(self, r: np.ndarray) -> np.ndarray:
+        """Coefficients of r . z(s) on the exponentials."""
+        return r @ self.W
+
+
+def make_piece(phase: SpectralPhase, z0: np.ndarray, forcing, key) -> Piece | None:
+    """The piece from state z0 in ``phase`` under ``forcing`` = (mu (K,), state-space forcing
+    vectors (2n, K)) already shifted to the start of the piece; ``key`` names the forcing
+    vectors for the cache of particular solutions (None: no caching)."""
+    mu, vectors = forcing
+    P = np.zeros((len(z0), len(mu)), complex)
+    for k in range(len(mu)):
+        if not np.any(vectors[:, k]):
+            continue
+        unit = phase.particular(mu[k], None if key is None else (key, k), vectors[:, k])
+        if unit is None:
+            return None
+        P[:, k] = unit
+    y = phase.Vinv @ (z0 - P.sum(axis=1))
+    n = len(z0) // 2
+    return Piece(np.concatenate([phase.lam, mu]), np.column_stack([phase.V * y, P]), n)
+
+
+def integral_factor(x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """int_0^s exp(x u) du for every s (ns,) and x (...): (ns, ...) complex."""
+    x = np.asarray(x, complex)
+    s = np.asarray(s, float).reshape((-1,) + (1,) * x.ndim)
+    xs = x * s
+    small = np.abs(x) == 0
+    safe = np.where(small, 1.0, x)
+    return np.where(small, s + 0 * xs, np.expm1(xs) / safe)
+
+
+def quadratic_integral(piece: Piece, Q: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """int_0^s v(u)^T Q v(u) du (ns,) for the velocity v = z[n:] of the piece."""
+    Wv = piece.W[piece.n:]
+    coefficients = Wv.T @ Q @ Wv                          # (J, J)
+    x = piece.nu[:, None] + piece.nu[None, :]
+    return np.einsum("sjl,jl->s", integral_factor(x, s), coefficients).real
+
+
+def work_integral(piece: Piece, mu: np.ndarray, forces: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """int_0^s f(u) . v(u) du (ns,) for f(u) = sum_k forces[:, k] exp(mu_k u)."""
+    if len(mu) == 0:
+        return np.zeros(len(np.atleast_1d(s)))
+    Wv = piece.W[piece.n:]
+    coefficients = forces.T @ Wv                          # (K, J)
+    x = mu[:, None] + piece.nu[None, :]
+    return np.einsum("skj,kj->s", integral_factor(x, s), coefficients).real
+
+
+# --------------------------------------------------------------------------- events
+
+def first_root(piece: Piece, rows: np.ndarray, offsets: np.ndarray, directions: np.ndarray,
+               span: float, skip_start: bool):
+    """(index, s) of the earliest crossing in (0, span] of g_e(s) = rows_e . z(s) + offsets_e
+    in its direction (+1 up, -1 down), or None.
+
+    The functions are sampled at intervals of SAMPLE_FACTOR / max|nu| with their derivatives;
+    a sign change brackets a root, a sign change of the derivative an extremum that may cross
+    (a grazing pair of roots). Roots are polished by Newton's method kept inside the bracket.
+    """
+    coefficients = rows @ piece.W                          # (ne, J)
+    nu = piece.nu
+    live = np.any(coefficients != 0, axis=0)
+    fastest = float(np.max(np.abs(nu[live]))) if np.any(live) else 0.0
+    delta = span if fastest == 0 else min(span, SAMPLE_FACTOR / fastest)
+    count = max(1, int(math.ceil(span / delta - 1e-9)))
+    scale = np.maximum(np.abs(coefficients).sum(axis=1), np.abs(offsets))
+    scale = np.where(scale > 0, scale, 1.0)
+    start = 0
+    while start < count:
+        stop = min(count, start + BLOCK)
+        s = np.minimum(np.arange(start, stop + 1) * delta, span)
+        E = np.exp(np.multiply.outer(s, nu))
+        g = (E @ coefficients.T).real + offsets            # (ns, ne)
+        dg = ((E * nu) @ coefficients.T).real
+        if start == 0 and skip_start:
+            # a function at zero at s = 0 has just had its event: judge it by its rate
+            tiny = np.abs(g[0]) <= 1e-12 * scale
+            g[0] = np.where(tiny, dg[0] * delta * 1e-6, g[0])
+        best = None
+        for e in range(len(offsets)):
+            found = _bracket(s, g[:, e], dg[:, e], directions[e], coefficients[e], nu, offsets[e])
+            if found is not None and (best is None or found[0] < best[1][0]):
+                best = (e, found)
+        if best is not None:
+            e, (a, b, ga) = best
+            return e, _polish(coefficients[e], nu, offsets[e], a, b, ga)
+        start = stop
+    return None
+
+
+def _value(c, nu, offset, s):
+    x = np.exp(nu * s) * c
+    return float(x.sum().real) + offset, float((x * nu).sum().real)
+
+
+def _crosses(ga, gb, direction) -> bool:
+    if direction > 0:
+        return ga < 0 <= gb
+    if direction < 0:
+        return ga > 0 >= gb
+    return (ga < 0 <= gb) or (ga > 0 >= gb)
+
+
+def _bracket(s, g, dg, direction, c, nu, offset):
+    for k in range(len(s) - 1):
+        if _crosses(g[k], g[k + 1], direction):
+            return s[k], s[k + 1], g[k]
+        if dg[k] * dg[k + 1] < 0:
+            t_ext = _rate_root(c, nu, s[k], s[k + 1], dg[k])
+            g_ext, _ = _value(c, nu, offset, t_ext)
+            if _crosses(g[k], g_ext, direction):
+                return s[k], t_ext, g[k]
+    return None
+
+
+def _rate_root(c, nu, a, b, ra):
+    """Where the derivative of g vanishes in [a, b], given its value ra at a (Newton's method
+    on the derivative, kept inside the bracket by bisection)."""
+    c1, c2 = c * nu, c * nu * nu
+    x = 0.5 * (a + b)
+    for _ in range(100):
+        e = np.exp(nu * x)
+        r = float((e * c1).sum().real)
+        if r == 0:
+            return x
+        if (r < 0) == (ra < 0):
+            a = x
+        else:
+            b = x
+        dr = float((e * c2).sum().real)
+        nxt = x - r / dr if dr != 0 else 0.5 * (a + b)
+        if not (a < nxt < b):
+            nxt = 0.5 * (a + b)
+        if abs(nxt - x) <= 2 * _EPS * abs(x) or b - a <= 2 * _EPS * abs(b):
+            return nxt
+        x = nxt
+    return x
+
+
+def _polish(c, nu, offset, a, b, ga):
+    """Root of g in [a, b], where g changes sign from ``ga`` (its sampled sign at a)."""
+    gb, _ = _value(c, nu, offset, b)
+    if gb == 0:
+        return b
+    x = a - ga * (b - a) / (gb - ga) if gb != ga else 0.5 * (a + b)
+    if not (a < x < b):
+        x = 0.5 * (a + b)
+    for _ in range(100):
+        gx, dgx = _value(c, nu, offset, x)
+        if gx == 0:
+            return x
+        if (gx < 0) == (ga < 0):
+            a, ga = x, gx
+        else:
+            b = x
+        nxt = x - gx / dgx if dgx != 0 else 0.5 * (a + b)
+        if not (a < nxt < b):
+            nxt = 0.5 * (a + b)
+        if abs(nxt - x) <= 2 * _EPS * abs(x) or b - a <= 0:
+            return nxt
+        x = nxt
+    return x
