@@ -1,5 +1,6 @@
 """Event location on the exact solution of one step: the first instant where one of the event
-functions g_e(s) = rows_e . z(s) + offsets_e crosses zero in its direction.
+functions  g_e(s) = rows_e . z(s) + forcing_rows_e . w(s) + offsets_e  crosses zero in its
+direction (w the forcing values, whose polynomial on the step the propagator carries).
 
 The functions are sampled at Chebyshev-Lobatto points of the step (their propagators are
 cached), with their rates; a sign change brackets a root, and a sign change of the rate between
@@ -10,6 +11,7 @@ bracket by bisection, to round-off.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +19,7 @@ import numpy as np
 from fem.exact.propagator import Propagator
 
 SAMPLES = 16
+_EPS = float(np.finfo(float).eps)
 
 
 @dataclass
@@ -31,33 +34,73 @@ def _points(h: float, count: int = SAMPLES) -> np.ndarray:
     return 0.5 * h * (1 - np.cos(np.pi * k / count))
 
 
+class _Functions:
+    """Values and rates of the event functions along the step."""
+
+    def __init__(self, prop: Propagator, z0, coefficients, rows, offsets, forcing_rows):
+        self.prop, self.z0 = prop, z0
+        self.c = np.asarray(coefficients, float).reshape(prop.degree + 1, -1)
+        self.rows, self.offsets = rows, offsets
+        self.frows = forcing_rows
+        p = prop.degree
+        self._fact = np.array([math.factorial(j) for j in range(p + 1)], float)
+
+    def _w(self, s):
+        """Forcing values and rates at s."""
+        p = self.prop.degree
+        j = np.arange(p + 1)
+        powers = s ** j / self._fact
+        d_powers = np.zeros(p + 1)
+        d_powers[1:] = s ** j[:-1] / self._fact[:-1]
+        return powers @ self.c, d_powers @ self.c
+
+    def at(self, s, e=None):
+        """(g, dg) of every function (or of function e) at s, and the state."""
+        z = self.prop.state(self.z0, self.c, s)
+        rate = self.prop.rate(z, self.c, s)
+        rows = self.rows if e is None else self.rows[e]
+        g = rows @ z + (self.offsets if e is None else self.offsets[e])
+        dg = rows @ rate
+        if self.frows is not None:
+            w, dw = self._w(s)
+            frows = self.frows if e is None else self.frows[e]
+            g = g + frows @ w
+            dg = dg + frows @ dw
+        return g, dg, z
+
+
 def first_event(prop: Propagator, z0, coefficients, h: float, rows: np.ndarray,
-                offsets: np.ndarray, directions: np.ndarray, skip_start: bool = True):
+                offsets: np.ndarray, directions: np.ndarray, skip_start: bool = True,
+                forcing_rows: np.ndarray | None = None):
     """The earliest event in (0, h], or None.
 
     rows : (ne, n); offsets : (ne,); directions : (ne,) +1 (upward crossing), -1 (downward),
-    0 (either). With ``skip_start`` a function that is zero at s = 0 (the event just handled)
-    does not count there.
+    0 (either); forcing_rows : (ne, nb) or None, on the forcing values of the propagator.
+    With ``skip_start`` a function that is zero at s = 0 (the event just handled) counts by
+    the sign of its rate there.
     """
     rows = np.atleast_2d(rows)
     offsets = np.asarray(offsets, float)
     directions = np.asarray(directions)
+    fn = _Functions(prop, z0, coefficients, rows, offsets, forcing_rows)
     s = _points(h)
-    states = np.array([prop.state(z0, coefficients, si) for si in s])
-    rates = np.array([prop.rate(zi, coefficients, si) for zi, si in zip(states, s)])
-    g = states @ rows.T + offsets            # (k, ne)
-    dg = rates @ rows.T
+    values = [fn.at(si) for si in s]
+    g = np.array([v[0] for v in values])           # (k, ne)
+    dg = np.array([v[1] for v in values])
+    if skip_start:
+        scale = np.maximum(np.abs(g).max(axis=0), 1e-300)
+        tiny = np.abs(g[0]) <= 1e-12 * scale
+        g[0] = np.where(tiny, dg[0] * (s[1] - s[0]) * 1e-6, g[0])
     best = None
     for e in range(rows.shape[0]):
-        bracket = _bracket(s, g[:, e], dg[:, e], directions[e], prop, z0, coefficients,
-                           rows[e], offsets[e], skip_start)
+        bracket = _bracket(fn, e, s, g[:, e], dg[:, e], directions[e])
         if bracket is not None and (best is None or bracket[0] < best[1][0]):
             best = (e, bracket)
     if best is None:
         return None
-    e, (a, b) = best
-    root = _polish(prop, z0, coefficients, rows[e], offsets[e], a, b)
-    return Event(e, root, prop.state(z0, coefficients, root))
+    e, (a, b, ga) = best
+    root = _polish(fn, e, a, b, ga)
+    return Event(e, root, prop.state(z0, fn.c, root))
 
 
 def _crosses(ga, gb, direction) -> bool:
@@ -68,63 +111,55 @@ def _crosses(ga, gb, direction) -> bool:
     return (ga < 0 <= gb) or (ga > 0 >= gb)
 
 
-def _bracket(s, g, dg, direction, prop, z0, c, row, offset, skip_start):
+def _bracket(fn, e, s, g, dg, direction):
     for k in range(len(s) - 1):
         ga, gb = g[k], g[k + 1]
-        if k == 0 and skip_start and abs(ga) <= 1e-12 * max(1.0, np.abs(g).max()):
-            # leaving the event handled at the start of the step: look past its root
-            ga = dg[k] * (s[1] - s[0]) * 1e-3 if dg[k] != 0 else ga
         if _crosses(ga, gb, direction):
-            return (s[k], s[k + 1])
+            return s[k], s[k + 1], ga
         if dg[k] * dg[k + 1] < 0:
             # an extremum inside: the function may dip across zero and back (grazing)
-            t_ext = _rate_root(prop, z0, c, row, s[k], s[k + 1])
-            g_ext = row @ prop.state(z0, c, t_ext) + offset
+            t_ext = _rate_root(fn, e, s[k], s[k + 1], dg[k])
+            g_ext = fn.at(t_ext, e)[0]
             if _crosses(ga, g_ext, direction):
-                return (s[k], t_ext)
+                return s[k], t_ext, ga
     return None
 
 
-def _value(prop, z0, c, row, offset, s):
-    z = prop.state(z0, c, s)
-    return row @ z + offset, row @ prop.rate(z, c, s)
-
-
-def _rate_root(prop, z0, c, row, a, b):
-    """Where the rate of g vanishes in [a, b] (bisection on its sign)."""
-    ra = row @ prop.rate(prop.state(z0, c, a), c, a)
+def _rate_root(fn, e, a, b, ra):
+    """Where the rate of g_e vanishes in [a, b] (bisection on its sign)."""
     for _ in range(60):
         m = 0.5 * (a + b)
-        rm = row @ prop.rate(prop.state(z0, c, m), c, m)
+        rm = fn.at(m, e)[1]
         if (rm < 0) == (ra < 0):
             a, ra = m, rm
         else:
             b = m
-        if b - a <= 4 * np.finfo(float).eps * max(1.0, abs(b)):
+        if b - a <= 4 * _EPS * max(1e-300, abs(b)):
             break
     return 0.5 * (a + b)
 
 
-def _polish(prop, z0, c, row, offset, a, b):
-    """Root of g in [a, b] (g(a), g(b) of opposite signs): Newton kept inside the bracket."""
-    ga, _ = _value(prop, z0, c, row, offset, a)
-    gb, _ = _value(prop, z0, c, row, offset, b)
-    if ga == 0:
-        return a
+def _polish(fn, e, a, b, ga):
+    """Root of g_e in [a, b], where g changes sign from ``ga`` (its sampled value at a):
+    Newton's method kept inside the bracket by bisection."""
+    gb = fn.at(b, e)[0]
+    if gb == 0:
+        return b
     x = a - ga * (b - a) / (gb - ga) if gb != ga else 0.5 * (a + b)
+    if not (a < x < b):
+        x = 0.5 * (a + b)
     for _ in range(100):
-        gx, dgx = _value(prop, z0, c, row, offset, x)
+        gx, dgx, _ = fn.at(x, e)
         if gx == 0:
             return x
         if (gx < 0) == (ga < 0):
             a, ga = x, gx
         else:
             b = x
-        step = gx / dgx if dgx != 0 else np.inf
-        nxt = x - step
+        nxt = x - gx / dgx if dgx != 0 else 0.5 * (a + b)
         if not (a < nxt < b):
             nxt = 0.5 * (a + b)
-        if abs(nxt - x) <= 2 * np.finfo(float).eps * max(1.0, abs(x)) or b - a <= 0:
+        if abs(nxt - x) <= 2 * _EPS * abs(x) or b - a <= 2 * _EPS * abs(b):
             return nxt
         x = nxt
     return x
