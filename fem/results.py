@@ -130,9 +130,11 @@ class AnalysisWriter:
         """
         return SeriesWriter(self.group, columns, units or {}, dtype)
 
-    def events(self, rows: list[tuple[float, str, str, str]]):
-        """The events table: (time, kind, link, detail) rows."""
-        dtype = np.dtype([("time", "f8"), ("kind", _STR), ("link", _STR), ("detail", _STR)])
+    def events(self, rows: list[tuple], extra: tuple[str, ...] = ()):
+        """The events table: (time, kind, link, detail, *extra) rows; ``extra`` names further
+        float columns (NaN where they do not apply)."""
+        dtype = np.dtype([("time", "f8"), ("kind", _STR), ("link", _STR), ("detail", _STR)]
+                         + [(name, "f8") for name in extra])
         table = np.zeros(len(rows), dtype=dtype)
         for i, row in enumerate(rows):
             table[i] = row

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
-from fem.links.support import check_link_support
+from fem.impact.links import check_initial_gaps, check_pairs
+from fem.links.support import check_analysis_links
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
 from fem.study import Study, load_study
@@ -40,8 +41,7 @@ def check_available(study: Study):
         if schemes is not None and a.get("scheme") not in schemes:
             raise NotAvailableError(f"{a.where}.scheme: scheme '{a.get('scheme')}' is not "
                                     f"available yet (available: {', '.join(schemes)})")
-        for name in a.get("links") or ():
-            check_link_support(next(lk for lk in study.links if lk.name == name), a)
+        check_analysis_links(study, a)
 
 
 def _validate_names(study: Study, model):
@@ -58,6 +58,11 @@ def prepare(path) -> tuple[Study, object]:
     mesh = build_mesh(study)
     model = build_model(study, mesh)
     _validate_names(study, model)
+    for a in study.analyses:
+        names = set(a.get("links") or ())
+        used = [lk for lk in study.links if lk.name in names]
+        check_pairs(used)
+        check_initial_gaps(used, model)
     return study, model
 
 

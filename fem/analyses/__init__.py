@@ -12,17 +12,37 @@ from fem.analyses import complex_modes, harmonic, modal_transient, modes, transi
 
 #: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
 RUNNERS = {
-    ("transient", "physical"): (transient.run, ("newmark", "hht", "central_difference", "exact")),
+    ("transient", "physical"): (lambda ctx, spec: _physical_transient(ctx, spec),
+                                ("newmark", "hht", "central_difference", "exact", "rk4")),
     ("modes", "physical"): (modes.run, None),
     ("complex_modes", "physical"): (complex_modes.run, None),
     ("harmonic", "physical"): (harmonic.run, None),
     ("harmonic", "modal"): (harmonic.run, None),
     ("transient", "modal"): (lambda ctx, spec: _modal_transient(ctx, spec),
-                             (*modal_transient.SCHEMES, "exact")),
+                             (*modal_transient.SCHEMES, "exact", "rk4")),
 }
 
 
+def _with_impacts(ctx, spec) -> bool:
+    """Scheme rk4, or impact links: the runner of ``fem.impact``."""
+    names = set(spec.get("links") or ())
+    return spec.get("scheme") == "rk4" or any(
+        lk.kind == "impact" for lk in ctx.study.links if lk.name in names)
+
+
+def _physical_transient(ctx, spec):
+    if _with_impacts(ctx, spec):
+        from fem.impact.runner import run
+
+        return run(ctx, spec)
+    return transient.run(ctx, spec)
+
+
 def _modal_transient(ctx, spec):
+    if _with_impacts(ctx, spec):
+        from fem.impact.runner import run
+
+        return run(ctx, spec)
     if spec.get("scheme") == "exact":
         from fem.exact.runner import run_modal
 

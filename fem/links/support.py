@@ -13,8 +13,10 @@ from __future__ import annotations
 from fem.errors import NotAvailableError
 
 SUPPORT: dict[tuple[str, str], set[str]] = {
-    ("physical", "exact"): {"shock.plane", "shock.two_planes"},
-    ("modal", "exact"): {"shock.plane", "shock.two_planes"},
+    ("physical", "exact"): {"shock.plane", "shock.two_planes", "impact"},
+    ("physical", "rk4"): {"impact"},
+    ("modal", "rk4"): {"impact"},
+    ("modal", "exact"): {"shock.plane", "shock.two_planes", "impact"},
 }
 
 
@@ -34,6 +36,22 @@ WHAT = {"shock.plane": "a plane obstacle", "shock.two_planes": "a two-planes obs
         "impact": "link kind 'impact'", "shock": "link kind 'shock'"}
 
 
+def check_analysis_links(study, analysis):
+    """Every link of ``analysis`` is offered by its scheme, impact and shock links are not
+    mixed, and impact links are located (events = "locate")."""
+    links = [next(lk for lk in study.links if lk.name == name)
+             for name in analysis.get("links") or ()]
+    for link in links:
+        check_link_support(link, analysis)
+    kinds = {lk.kind for lk in links}
+    if len(kinds) > 1:
+        raise NotAvailableError(f"{analysis.where}.links: shock and impact links in one "
+                                f"analysis are not available in this version")
+    if "impact" in kinds and analysis.get("events") == "step":
+        raise NotAvailableError(f'{analysis.where}.events: impact links need events = "locate" '
+                                f'(the impact law applies at the contact instant)')
+
+
 def check_link_support(link, analysis):
     """Raise NotAvailableError when ``analysis`` cannot run ``link``."""
     basis = analysis.get("basis", "physical")
@@ -45,3 +63,16 @@ def check_link_support(link, analysis):
             raise NotAvailableError(f"{analysis.where}.links: {WHAT.get(feature, feature)} "
                                     f"({where}, link '{link.name}') is not available with "
                                     f"scheme '{scheme}'{on}")
+
+
+def check_links(study, model):
+    """Resolve every link on the model before any computation: an unknown node, or a
+    normal along a translation the model lacks, stops the run with the key at fault."""
+    from fem.links.shock import shock_link
+
+    for link in study.links:
+        if link.kind == "shock":
+            shock_link(link, model)
+        else:
+            for name in link.nodes:
+                model.mesh.node_index(name, f"{link.where}.nodes")

@@ -130,7 +130,7 @@ def _transient(t: Table, p: dict, loads, links):
         if f not in FIELDS:
             raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(FIELDS)})")
     p["fields"] = [f for f in FIELDS if f in fields]
-    p["events"] = t.str("events", "locate" if scheme in ("exact", "rk32", "rk54", "adaptive2",
+    p["events"] = t.str("events", "locate" if scheme in ("exact", "rk4", "rk32", "rk54", "adaptive2",
                                                        "devogelaere", "euler") else "step",
                         choices=("locate", "step"))
     if basis == "modal":

@@ -1,0 +1,1 @@
+"""Impact links: restitution, sticking and separation, and the schemes that run them."""
