@@ -16,6 +16,8 @@ SUPPORT: dict[tuple[str, str], set[str]] = {
     ("physical", "exact"): {"shock.plane", "shock.two_planes", "impact"},
     ("physical", "rk4"): {"impact"},
     ("modal", "rk4"): {"impact"},
+    ("modal", "central_difference"): {"shock.plane", "shock.two_planes"},
+    ("modal", "adaptive2"): {"shock.plane", "shock.two_planes"},
     ("modal", "exact"): {"shock.plane", "shock.two_planes", "impact"},
 }
 

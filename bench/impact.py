@@ -1,0 +1,371 @@
+"""The impact oscillator V2 (studies/v2_impact_oscillator.toml) on a modal basis: fem's
+compiled central-difference loop with a shock link against the same loop in plain Python,
+scipy's DOP853 chained on the contact events, and fem's exact and adaptive2 runs.
+
+V2: one node of 156 kg on 2e6 N/m, F(t) = 3000 sin(2 pi 5 t) N, an obstacle 1e-3 m away along
++X with a contact stiffness of 1e10 N/m, no damping, from rest over [0, 4] s: 70 contacts,
+140 entry and exit times. The 20-mode case is a chain of 20 masses of 7.8 kg (N0 clamped,
+springs of 4e7 N/m, so that the tip sees 2e6 N/m), the force and the obstacle on the tip.
+
+    python bench/impact.py [--python-steps 20000] [--repeats 3]
+
+Rows:
+- fem modal CD, loop: the compiled step loop alone (``ShockCentralDifference.advance`` over
+  the 1e6 steps of dt = 4e-6 s in one call, loads sampled beforehand, every 25th step
+  archived), best of the repeats after a warm-up call (compilation or cache load);
+- fem modal CD, analysis: ``fem.run.run_study`` on a study holding the modes and the
+  analysis, the analysis' own wall time (driver, loads, archiving to the results file) and,
+  in brackets, the whole run (modes, model, file, checks);
+- Python CD loop: the same step loop written in Python with numpy vectors, over
+  ``--python-steps`` steps and extrapolated to 1e6; its state after those steps must agree
+  with fem's loop run over as many steps (status 1 otherwise);
+- scipy DOP853: ``solve_ivp`` in phases (free, in contact) chained on terminal events, at
+  rtol 1e-12 (its event times agree with the closed-form ones of the study to ~1e-12 s): the
+  reference of the event-time errors;
+- fem exact / fem modal adaptive2: the study's analyses run by ``run_study`` on a copy of the
+  study restricted to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import ROOT, load_average, machine, table  # noqa: E402
+
+STUDY = ROOT / "studies" / "v2_impact_oscillator.toml"
+MASS, STIFFNESS, FORCE, FREQUENCY = 156.0, 2e6, 3000.0, 5.0
+GAP, KN = 1e-3, 1e10
+END, DT, EVERY = 4.0, 4e-6, 25
+#: largest relative difference between fem's loop and the Python loop after the same steps:
+#: the sums run in another order, and the contact amplifies round-off (p = r . q - gap is a
+#: small difference of two larger numbers, times a stiffness of 1e10 N/m)
+AGREEMENT = 1e-7
+
+
+# ------------------------------------------------------------------------------------------
+# studies
+def study_blocks(text: str) -> list[str]:
+    """The study text cut into its top-level blocks (each starts at a ``[`` line)."""
+    blocks, current = [], []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("[") and current:
+            blocks.append("".join(current))
+            current = []
+        current.append(line)
+    if current:
+        blocks.append("".join(current))
+    return blocks
+
+
+def restricted_study(analyses: set[str], directory: Path) -> Path:
+    """A copy of V2 with only the named analyses (and the modes they need) and their checks."""
+    kept = []
+    for block in study_blocks(STUDY.read_text()):
+        header = block.lstrip().split("\n", 1)[0].strip()
+        if header in ("[[analysis]]", "[[check]]"):
+            data = tomllib.loads(block.split("\n", 1)[1])
+            name = data.get("name") if header == "[[analysis]]" else data.get("analysis")
+            if name not in analyses:
+                continue
+        kept.append(block)
+    path = directory / ("v2_" + "_".join(sorted(analyses)) + ".toml")
+    path.write_text("".join(kept))
+    return path
+
+
+def chain_study_text(n: int) -> str:
+    """The 20-mode case: n masses in a chain, the force and the obstacle on the tip."""
+    nodes = "\n".join(f"N{i} = [{i}.0, 0.0, 0.0]" for i in range(n + 1))
+    cells = "\n".join(f'S{i} = {{ type = "SEG2", nodes = ["N{i}", "N{i + 1}"] }}'
+                      for i in range(n))
+    masses = ", ".join(f'"N{i}"' for i in range(1, n + 1))
+    springs = ", ".join(f'"S{i}"' for i in range(n))
+    return f"""
+[mesh.nodes]
+{nodes}
+[mesh.cells]
+{cells}
+[mesh.node_groups]
+MASSES = [{masses}]
+[mesh.cell_groups]
+SPRINGS = [{springs}]
+[model]
+components = ["DX"]
+[[discrete]]
+cell_groups = ["SPRINGS"]
+stiffness = {STIFFNESS * n}
+[[discrete]]
+node_groups = ["MASSES"]
+mass = {MASS / n}
+[[constraint]]
+nodes = ["N0"]
+DX = 0.0
+[functions.excitation]
+expression = "3000*sin(2*pi*5*t)"
+[[load]]
+name = "sine"
+nodes = ["N{n}"]
+FX = 1.0
+function = "excitation"
+[[link]]
+name = "stop"
+kind = "shock"
+nodes = ["N{n}"]
+obstacle = "plane"
+normal = [1.0, 0.0, 0.0]
+gap = {GAP}
+stiffness = {KN}
+[[analysis]]
+name = "modes"
+kind = "modes"
+count = {n}
+[[analysis]]
+name = "modal_cd"
+kind = "transient"
+basis = "modal"
+modes = "modes"
+scheme = "central_difference"
+end = {END}
+step = {DT}
+archive = {{ every = {EVERY} }}
+links = ["stop"]
+"""
+
+
+def run_file(path: Path, name: str):
+    """run_study on ``path``: (analysis wall time, whole run time, event times, steps)."""
+    import h5py
+
+    from fem.run import run_study
+
+    out = path.with_suffix(".h5")
+    start = time.perf_counter()
+    report = run_study(path, out)
+    whole = time.perf_counter() - start
+    if report.failed_analysis:
+        raise RuntimeError(f"{path.name}: {report.message}")
+    with h5py.File(out, "r") as f:
+        g = f["analyses"][name]
+        events = g["events"]["time"][:] if "events" in g else np.zeros(0)
+        return float(g.attrs["wall_time_s"]), whole, events, int(g.attrs.get("steps", 0))
+
+
+def run_exact_v2(directory: Path | None = None):
+    """The study's ``exact`` analysis through ``fem.run.run_study`` (on a copy of the study
+    with that analysis only): (analysis wall time s, whole run s, event times)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = restricted_study({"exact"}, Path(directory or tmp))
+        wall, whole, events, _ = run_file(path, "exact")
+    return wall, whole, events
+
+
+# ------------------------------------------------------------------------------------------
+# fem's loop alone, and the same loop in Python
+def modal_problem(text: str, directory: Path):
+    """(basis, contacts, grid, W) of the modal_cd analysis of a study text."""
+    from fem.assembly import reduce
+    from fem.integrators.modal_shock import ModalContacts
+    from fem.links.shock import plane_contacts
+    from fem.modal.basis import build_basis
+    from fem.modal.modes import real_modes
+    from fem.run import prepare
+    from fem.timegrid import build_grid
+
+    path = directory / "problem.toml"
+    path.write_text(text)
+    study, model = prepare(path)
+    spec = study.analysis("modal_cd").params
+    system = reduce(model, spec["loads"])
+    count = study.analysis("modes").params.get("count")
+    modes = real_modes(system.mass, system.stiffness, count=count)
+    basis = build_basis(modes, system, model=model)
+    link = study.links[0]
+    contacts = ModalContacts.build(plane_contacts(link, model, "central_difference"), basis,
+                                   model)
+    grid = build_grid(spec["start"], spec["end"], step=spec["step"], archive=spec["archive"])
+    W = basis.load_values(grid.times)
+    return basis, contacts, grid, W
+
+
+def fem_loop(basis, contacts, grid, W, steps=None):
+    """One run of the compiled loop over ``steps`` steps (all by default): (seconds, final
+    generalized state (q, q'), event times)."""
+    from fem.integrators.base import State
+    from fem.integrators.modal_shock import ShockCentralDifference
+
+    k = grid.steps if steps is None else steps
+    scheme = ShockCentralDifference(basis, contacts, grid.times, True)
+    state = State(basis.q0.copy(), basis.v0.copy(), None)
+    state.a = scheme.initial_acceleration(grid.times[0], state.u, state.v, W[0])
+    mask = grid.archive[:k + 1].copy()
+    mask[0] = False
+    start = time.perf_counter()
+    scheme.advance(DT, W[:k + 1], state, mask)
+    elapsed = time.perf_counter() - start
+    return elapsed, np.concatenate([state.u, state.v]), np.array([e[0] for e in scheme.events])
+
+
+def python_loop(basis, contacts, W, steps):
+    """Central differences with the contact (undamped, diagonal modal damping) written as a
+    Python loop on numpy vectors: (seconds, final (q, q'))."""
+    kk = basis.stiffness
+    cd = np.diag(basis.damping)
+    B = basis.B
+    r = contacts.R[0]
+    gap, kn = contacts.gap[0], contacts.stiffness[0]
+    s = 1.0 / (1.0 + 0.5 * DT * cd)
+    rs = r * s
+    q, v = basis.q0.copy(), basis.v0.copy()
+    p = r @ q - gap
+    a = B @ W[0] - cd * v - kk * q - (kn * p * r if p > 0 else 0.0)
+    start = time.perf_counter()
+    for n in range(1, steps + 1):
+        f = B @ W[n]
+        q = q + DT * v + 0.5 * DT * DT * a
+        vt = v + 0.5 * DT * a
+        a = (f - kk * q - cd * vt) * s
+        p = r @ q - gap
+        if p > 0.0:
+            a = a - kn * p * rs
+        v = vt + 0.5 * DT * a
+    return time.perf_counter() - start, np.concatenate([q, v])
+
+
+# ------------------------------------------------------------------------------------------
+# the reference: scipy DOP853 in phases
+def scipy_events(rtol=1e-12):
+    """Entry and exit times of V2 from solve_ivp (DOP853) chained on terminal events:
+    (seconds, times)."""
+    from scipy.integrate import solve_ivp
+
+    w = 2 * np.pi * FREQUENCY
+
+    def rhs(t, y, contact):
+        force = FORCE * np.sin(w * t) - STIFFNESS * y[0]
+        if contact:
+            force -= KN * (y[0] - GAP)
+        return [y[1], force / MASS]
+
+    def crossing(t, y, contact):
+        return y[0] - GAP
+
+    crossing.terminal = True
+    start = time.perf_counter()
+    t, y, contact, times = 0.0, np.zeros(2), False, []
+    while t < END:
+        crossing.direction = -1.0 if contact else 1.0
+        sol = solve_ivp(rhs, (t, END), y, method="DOP853", rtol=rtol, atol=1e-16,
+                        events=crossing, args=(contact,))
+        if sol.status != 1:
+            break
+        t = float(sol.t_events[0][0])
+        y = sol.y_events[0][0].copy()
+        contact = not contact
+        times.append(t)
+    return time.perf_counter() - start, np.array(times)
+
+
+def event_error(times, reference) -> str:
+    if len(times) != len(reference):
+        return f"{len(times)} events!"
+    return f"{np.max(np.abs(np.asarray(times) - reference)):.2e}"
+
+
+def study_references() -> dict[int, float]:
+    """The event times given as references by the checks of the exact analysis."""
+    refs = {}
+    for block in study_blocks(STUDY.read_text()):
+        if block.startswith("[[check]]"):
+            data = tomllib.loads(block.split("\n", 1)[1])
+            if data.get("analysis") == "exact" and data.get("quantity") == "event_time":
+                refs[int(data["event"])] = float(data["reference"])
+    return refs
+
+
+# ------------------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--python-steps", type=int, default=20_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    print(f"V2 impact oscillator over [0, {END:g}] s, modal central differences at dt = {DT:g} s "
+          f"({int(round(END / DT)):,} steps)")
+    print(f"{machine()}; {load_average()}")
+    status = 0
+
+    ref_time, reference = scipy_events()
+    refs = study_references()
+    check = max(abs(reference[i - 1] - t) for i, t in refs.items())
+    print(f"scipy DOP853 reference: {len(reference)} events in {ref_time:.2f} s; against the "
+          f"closed-form times in the study's checks: max difference {check:.1e} s")
+
+    rows = []
+    steps = int(round(END / DT))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        v2_text = restricted_study({"modes", "modal_cd"}, tmp).read_text()
+        for label, text in (("1 mode (V2)", v2_text), ("20 modes (chain)", chain_study_text(20))):
+            basis, contacts, grid, W = modal_problem(text, tmp)
+            m = basis.size
+            start = time.perf_counter()
+            fem_loop(basis, contacts, grid, W, steps=1000)      # compilation or cache load
+            first = time.perf_counter() - start
+            best = None
+            for _ in range(args.repeats):
+                elapsed, state, events = fem_loop(basis, contacts, grid, W)
+                best = elapsed if best is None else min(best, elapsed)
+            path = tmp / f"cd_{m}.toml"
+            path.write_text(text)
+            wall, whole, file_events, _ = run_file(path, "modal_cd")
+            _, fem_state, _ = fem_loop(basis, contacts, grid, W, steps=args.python_steps)
+            py_time, py_state = python_loop(basis, contacts, W, args.python_steps)
+            diff = np.max(np.abs(fem_state - py_state)) / np.max(np.abs(py_state))
+            if diff > AGREEMENT:
+                status = 1
+            py_full = py_time * steps / args.python_steps
+            err = event_error(file_events, reference) if m == 1 else "-"
+            rows.append(["fem modal CD, loop", label, f"{steps:,}", f"{best:.4f}", "",
+                         str(len(events)), err])
+            rows.append(["fem modal CD, analysis", label, f"{steps:,}", "",
+                         f"{wall:.3f} ({whole:.3f})", str(len(file_events)), err])
+            rows.append([f"Python CD loop (extrapolated from {args.python_steps:,})", label,
+                         f"{steps:,}", f"{py_full:.1f}", "", "-",
+                         f"state vs fem {diff:.1e}"])
+            print(f"{label}: fem loop {best:.4f} s (first call of 1000 steps {first:.3f} s), "
+                  f"analysis "
+                  f"{wall:.3f} s, Python loop {py_full:.1f} s (x{py_full / best:.0f})",
+                  flush=True)
+
+        rows.append(["scipy DOP853 (rtol 1e-12, events)", "physical", "-", f"{ref_time:.2f}",
+                     "", str(len(reference)), "reference"])
+        wall, whole, events = run_exact_v2(tmp)
+        rows.append(["fem exact", "physical", "-", "", f"{wall:.3f} ({whole:.3f})",
+                     str(len(events)), event_error(events, reference)])
+        path = restricted_study({"modes", "modal_adaptive2"}, tmp)
+        wall, whole, events, count = run_file(path, "modal_adaptive2")
+        rows.append(["fem modal adaptive2 (tolerance 1e-7)", "1 mode (V2)", f"{count:,}", "",
+                     f"{wall:.3f} ({whole:.3f})", str(len(events)),
+                     event_error(events, reference)])
+
+    print("\nTimes (s): loop = the step loop alone; analysis = the analysis' wall time (the "
+          "whole run_study in brackets)")
+    print(table(["method", "model", "steps", "loop", "analysis", "events",
+                 "max |t - t_ref| (s)"], rows, aligns=["<", "<", ">", ">", ">", ">", ">"]))
+    print(f"\nat the end: {load_average()}")
+    if status:
+        print("\nfem's loop and the Python loop DISAGREE: the timings compare different "
+              "computations")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
