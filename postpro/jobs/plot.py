@@ -376,6 +376,7 @@ def _link(results, args, size):
                                     args.allow_incomplete, several=True)
     figure, (ax,) = _figure(results, size, args.dpi, kind="link force against penetration")
     several = len(analyses) > 1
+    spans = []
     for analysis in analyses:
         links = analysis.links
         name = args.link
@@ -396,7 +397,18 @@ def _link(results, args, size):
                 yield block["time"], np.column_stack([block["penetration"],
                                                       block["normal_force"]])
         _, values = decimate(blocks, i1 - i0, size[0], joint=True)
-        ax.plot(values[:, 0], values[:, 1], lw=1, label=_label(analysis, several, name))
+        pen, force = values[:, 0], values[:, 1]
+        # open instants (no force, gap open) say nothing of the law and would join the
+        # contacts by long segments: each contact is drawn on its own
+        closed = (force != 0) | (pen > 0)
+        ax.plot(np.where(closed, pen, np.nan), np.where(closed, force, np.nan), lw=1,
+                marker=".", ms=3, label=_label(analysis, several, name))
+        if np.any(closed):
+            spans.append((min(0.0, float(pen[closed].min())), float(pen[closed].max())))
+    if spans:
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        margin = 0.05 * (hi - lo) if hi > lo else 1e-12
+        ax.set_xlim(lo - margin, hi + margin)
     ax.set_xlabel("penetration [m]")
     ax.set_ylabel("normal force [N]")
     ax.grid(True, alpha=0.3)
