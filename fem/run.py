@@ -9,7 +9,7 @@ from pathlib import Path
 from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
 from fem.impact.links import check_initial_gaps, check_pairs
-from fem.links.support import check_analysis_links
+from fem.links.support import check_analysis_links, check_links
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
 from fem.study import Study, load_study
@@ -58,6 +58,7 @@ def prepare(path) -> tuple[Study, object]:
     mesh = build_mesh(study)
     model = build_model(study, mesh)
     _validate_names(study, model)
+    check_links(study, model)
     for a in study.analyses:
         names = set(a.get("links") or ())
         used = [lk for lk in study.links if lk.name in names]

@@ -100,7 +100,11 @@ def test_v1b_exact_both_release_rules(v1, analysis, release):
 def test_links_with_other_schemes_or_kinds_are_refused(tmp_path):
     text = (ROOT / "studies" / "v1a_falling_mass_elastic.toml").read_text()
     cases = [
-        (text.replace('scheme = "exact"', 'scheme = "newmark"'), "not available yet"),
+        (text.replace('kind = "shock"\nnodes = ["NO1"]\nobstacle = "plane"\nnormal = [0.0, 0.0, '
+                      '-1.0]     # the gap closes when the node moves down\ngap = 2.0\n'
+                      'stiffness = 100.0\ndamping = 0.0\n',
+                      'kind = "impact"\nnodes = ["NO1"]\ncomponent = "DZ"\nrestitution = 0.5\n'
+                      'gap = 2.0\n'), "link kind 'impact' is not available"),
         (text.replace('obstacle = "plane"\nnormal = [0.0, 0.0, -1.0]     # the gap closes when '
                       'the node moves down', 'obstacle = "circle"\naxis = [0.0, 0.0, 1.0]'),
          "circular obstacle is not available yet"),
@@ -108,6 +112,7 @@ def test_links_with_other_schemes_or_kinds_are_refused(tmp_path):
          "friction is not available yet"),
     ]
     for i, (study, message) in enumerate(cases):
+        assert study != text, message
         path = tmp_path / f"case{i}.toml"
         path.write_text(study)
         out = tmp_path / f"case{i}.h5"

@@ -1,5 +1,6 @@
 """Transient analysis in physical space: reduce, build the grid and the scheme, integrate,
-stream the archived fields to the results file."""
+stream the archived fields to the results file. With shock links the scheme is
+``fem.integrators.newmark_links``: it adds the link series, the energy terms and the events."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import numpy as np
 from fem.assembly import reduce
 from fem.driver import integrate
 from fem.errors import SolverError, StudyError
-from fem.integrators import newmark
+from fem.integrators import newmark, newmark_links
 from fem.integrators.base import State
+from fem.links.shock import shock_link
 from fem.timegrid import build_grid
 from postpro import layout
 
@@ -27,27 +29,69 @@ def run(ctx, spec):
     system = reduce(model, p["loads"])
     grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
                       archive=p["archive"], where=spec.where)
-    scheme = newmark.make(system, p["scheme"], p)
+    links = [shock_link(next(lk for lk in ctx.study.links if lk.name == name), model)
+             for name in p["links"]]
     state = initial_state(ctx, spec)
+    if links:
+        scheme = newmark_links.make(system, p["scheme"], p, links, model.constraints,
+                                    where=spec.where, label=f"analysis '{spec.name}'")
+        if state is None:
+            state = State(system.q0.copy(), system.v0.copy(), None)
+        scheme.start(grid.times, state, system.load_values(grid.times[:1])[0],
+                     bool(grid.archive[0]))
+    else:
+        scheme = newmark.make(system, p["scheme"], p)
     aw = ctx.writer.analysis(spec.name, "transient", basis=p["basis"], scheme=p["scheme"],
                              parameters=p)
-    series = aw.series({"time": 0, **{f: model.size for f in p["fields"]}})
+    columns = {"time": 0, **{f: model.size for f in p["fields"]}}
+    if links:
+        # link series (normal force, penetration, state...) and energy terms, per instant
+        series = aw.series({**columns, **scheme.columns()})
+        sink = LinkSink(series, scheme)
+        for lk in links:
+            c = lk.contacts[0]
+            aw.link(lk.name, stiffness=c.stiffness, damping=c.damping, gap=c.gap,
+                    release=c.release, obstacle=lk.params["obstacle"], friction=c.friction,
+                    tangential_stiffness=c.tangential_stiffness,
+                    tangential_damping=c.tangential_damping)
+    else:
+        series = sink = aw.series(columns)
     bar = progress_bar(grid.steps, spec.name) if ctx.progress else None
     t0 = time.perf_counter()
     try:
         final, steps = integrate(system, scheme, grid, state=state, fields=p["fields"],
-                                 sink=series, progress=bar.update if bar else None,
+                                 sink=sink, progress=bar.update if bar else None,
                                  name=f"analysis '{spec.name}'")
     except SolverError as exc:
+        if links:
+            aw.events(sorted(scheme.events, key=lambda e: e[0]))
         aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0)
         raise
     finally:
         if bar:
             bar.close()
     wall = time.perf_counter() - t0
+    if links:
+        aw.events(sorted(scheme.events, key=lambda e: e[0]))
     aw.finish("complete", "", wall_time_s=wall, steps=steps, rejected_steps=0)
     ctx.states[spec.name] = (p["end"], final)
-    ctx.say(f"  {steps} steps, {series.rows} archived instants, {wall:.3f} s")
+    events = f", {len(scheme.events)} events" if links else ""
+    ctx.say(f"  {steps} steps, {series.rows} archived instants{events}, {wall:.3f} s")
+
+
+class LinkSink:
+    """Adds the link and energy columns of the scheme to each block of archived rows."""
+
+    def __init__(self, series, scheme):
+        self.series = series
+        self.scheme = scheme
+
+    @property
+    def rows(self) -> int:
+        return self.series.rows
+
+    def append(self, **blocks):
+        self.series.append(**blocks, **self.scheme.take_rows(len(blocks["time"])))
 
 
 def initial_state(ctx, spec) -> State | None:

@@ -261,7 +261,10 @@ def _link(t: Table, i, components) -> LinkSpec:
             p["normal"] = _direction(t, "normal")
             if axis is not None:
                 raise t.error("axis", "only applies to a circular obstacle")
-        p["gap"] = t.float("gap")
+        if p["obstacle"] == "circle":
+            p["gap"] = t.float("gap", positive=True)       # the radius of the hole
+        else:
+            p["gap"] = t.float("gap")
         p["stiffness"] = t.float("stiffness", positive=True)
         p["damping"] = t.float("damping", 0.0, min=0.0)
         p["release"] = t.str("release", "force", choices=("force", "gap"))
