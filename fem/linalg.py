@@ -116,3 +116,39 @@ def csr_parts(matrix: sp.csr_matrix):
     m = sp.csr_matrix(matrix)
     return (np.ascontiguousarray(m.data, np.float64), np.ascontiguousarray(m.indices, np.int64),
             np.ascontiguousarray(m.indptr, np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def small_solve(A, x, m):
+    """Solve A[:m, :m] z = x[:m] in place (x[:m] becomes z; A is overwritten) by Gaussian
+    elimination with partial pivoting; False when a pivot is exactly zero."""
+    for j in range(m):
+        piv = j
+        best = abs(A[j, j])
+        for i in range(j + 1, m):
+            if abs(A[i, j]) > best:
+                best = abs(A[i, j])
+                piv = i
+        if best == 0.0:
+            return False
+        if piv != j:
+            for q in range(m):
+                tmp = A[j, q]
+                A[j, q] = A[piv, q]
+                A[piv, q] = tmp
+            tmp = x[j]
+            x[j] = x[piv]
+            x[piv] = tmp
+        inv = 1.0 / A[j, j]
+        for i in range(j + 1, m):
+            f = A[i, j] * inv
+            if f != 0.0:
+                for q in range(j + 1, m):
+                    A[i, q] -= f * A[j, q]
+                x[i] -= f * x[j]
+    for j in range(m - 1, -1, -1):
+        s = x[j]
+        for q in range(j + 1, m):
+            s -= A[j, q] * x[q]
+        x[j] = s / A[j, j]
+    return True

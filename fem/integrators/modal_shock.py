@@ -54,6 +54,7 @@ import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import State
+from fem.linalg import small_solve
 from fem.integrators.modal_common import (ACCEPTED, DONE, FULL, H, HISTORY, HMAX, HMIN,
                                           HSTAB, NONFINITE, REJECTED, SV, SX, TAU, TOL,
                                           AdaptiveModalScheme, ModalScheme, accel, all_finite,
@@ -487,7 +488,7 @@ def _damped_forces(v, R, SIG, ks, cs, release, pj, hdt, cand, Fj, vs, Mw, rhs, o
             for s in range(na):
                 Mw[r, s] = hdt * cs[jr] * SIG[jr, order[s]]
             Mw[r, r] += 1.0
-        _solve_small(Mw, rhs, na)
+        small_solve(Mw, rhs, na)
         dropped = False
         for r in range(na):
             jr = order[r]
@@ -498,34 +499,6 @@ def _damped_forces(v, R, SIG, ks, cs, release, pj, hdt, cand, Fj, vs, Mw, rhs, o
                 dropped = True
         if not dropped:
             return
-
-
-@numba.njit(cache=True, nogil=True)
-def _solve_small(A, b, n):
-    """b <- A^-1 b on the leading n x n block (Gaussian elimination, partial pivoting)."""
-    for c in range(n):
-        p = c
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > abs(A[p, c]):
-                p = r
-        if p != c:
-            for s in range(n):
-                t = A[c, s]
-                A[c, s] = A[p, s]
-                A[p, s] = t
-            t = b[c]
-            b[c] = b[p]
-            b[p] = t
-        for r in range(c + 1, n):
-            g = A[r, c] / A[c, c]
-            for s in range(c, n):
-                A[r, s] -= g * A[c, s]
-            b[r] -= g * b[c]
-    for c in range(n - 1, -1, -1):
-        s = b[c]
-        for r in range(c + 1, n):
-            s -= A[c, r] * b[r]
-        b[c] = s / A[c, c]
 
 
 # ------------------------------------------------------------------------------------------

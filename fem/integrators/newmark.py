@@ -93,29 +93,35 @@ class NewmarkFamily(Scheme):
 
 
 @numba.njit(cache=True, nogil=True)
+def _predict(dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, B, W, i, u, v, a, ut, vt, rhs):
+    n = u.size
+    nb = B.shape[1]
+    s = 1.0 + alpha
+    for j in range(n):
+        ut[j] = u[j] + dt * v[j] + dt * dt * (0.5 - beta) * a[j]
+        vt[j] = v[j] + dt * (1.0 - gamma) * a[j]
+        f = 0.0
+        for c in range(nb):
+            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
+        rhs[j] = f
+    csr_matvec_add(Kd, Ki, Kp, ut, -s, rhs)
+    csr_matvec_add(Cd, Ci, Cp, vt, -s, rhs)
+    if alpha != 0.0:
+        csr_matvec_add(Kd, Ki, Kp, u, alpha, rhs)
+        csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
+
+
+@numba.njit(cache=True, nogil=True)
 def _newmark_banded(k, dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, band, perm, B, W,
                     u, v, a, archive, out_u, out_v, out_a):
     n = u.size
-    nb = B.shape[1]
     ut = np.empty(n)
     vt = np.empty(n)
     rhs = np.empty(n)
     anew = np.empty(n)
-    s = 1.0 + alpha
     row = 0
     for i in range(1, k + 1):
-        for j in range(n):
-            ut[j] = u[j] + dt * v[j] + dt * dt * (0.5 - beta) * a[j]
-            vt[j] = v[j] + dt * (1.0 - gamma) * a[j]
-            f = 0.0
-            for c in range(nb):
-                f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
-            rhs[j] = f
-        csr_matvec_add(Kd, Ki, Kp, ut, -s, rhs)
-        csr_matvec_add(Cd, Ci, Cp, vt, -s, rhs)
-        if alpha != 0.0:
-            csr_matvec_add(Kd, Ki, Kp, u, alpha, rhs)
-            csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
+        _predict(dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, B, W, i, u, v, a, ut, vt, rhs)
         banded_solve(band, perm, rhs, anew)
         for j in range(n):
             u[j] = ut[j] + beta * dt * dt * anew[j]

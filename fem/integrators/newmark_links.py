@@ -54,8 +54,8 @@ import scipy.sparse as sp
 
 from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import initial_acceleration
-from fem.integrators.newmark import NewmarkFamily
-from fem.linalg import Factor, banded_solve, csr_matvec_add, csr_parts
+from fem.integrators.newmark import NewmarkFamily, _predict
+from fem.linalg import Factor, banded_solve, csr_parts, small_solve
 
 # columns of the contact parameter array P (nc, NP)
 BLK, KIND, DIR, GAP, KN, CN, REL, MU, KT, CT = 0, 1, 2, 5, 6, 7, 8, 9, 10, 11
@@ -235,42 +235,6 @@ def contact_law(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gauss_solve(A, x):
-    """Solve A z = x in place (x becomes z); A (m, m) is overwritten. Partial pivoting."""
-    m = x.size
-    for j in range(m):
-        piv = j
-        best = abs(A[j, j])
-        for i in range(j + 1, m):
-            if abs(A[i, j]) > best:
-                best = abs(A[i, j])
-                piv = i
-        if best == 0.0:
-            return False
-        if piv != j:
-            for q in range(m):
-                tmp = A[j, q]
-                A[j, q] = A[piv, q]
-                A[piv, q] = tmp
-            tmp = x[j]
-            x[j] = x[piv]
-            x[piv] = tmp
-        inv = 1.0 / A[j, j]
-        for i in range(j + 1, m):
-            f = A[i, j] * inv
-            if f != 0.0:
-                for q in range(j + 1, m):
-                    A[i, q] -= f * A[j, q]
-                x[i] -= f * x[j]
-    for j in range(m - 1, -1, -1):
-        s = x[j]
-        for q in range(j + 1, m):
-            s -= A[j, q] * x[q]
-        x[j] = s / A[j, j]
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
 def _rows_product(Dd, Di, Dp, x, out):
     for r in range(out.size):
         s = 0.0
@@ -349,7 +313,7 @@ def _solve_links(dt, beta, gamma, alpha, Wl, P, cv_old, cv_new, phi_old, phi, wv
                     for q in range(3):
                         Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
             dy[r] = -R[r]
-        if not _gauss_solve(Jac, dy):
+        if not small_solve(Jac, dy, dy.size):
             return -1
         for r in range(m3):
             y[r] += dy[r]
@@ -357,25 +321,6 @@ def _solve_links(dt, beta, gamma, alpha, Wl, P, cv_old, cv_new, phi_old, phi, wv
 
 
 # --------------------------------------------------------------------------- one step
-
-@numba.njit(cache=True, nogil=True)
-def _predict(dt, beta, gamma, alpha, Kd, Ki, Kp, Cd, Ci, Cp, B, W, i, u, v, a, ut, vt, rhs):
-    n = u.size
-    nb = B.shape[1]
-    s = 1.0 + alpha
-    for j in range(n):
-        ut[j] = u[j] + dt * v[j] + dt * dt * (0.5 - beta) * a[j]
-        vt[j] = v[j] + dt * (1.0 - gamma) * a[j]
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
-        rhs[j] = f
-    csr_matvec_add(Kd, Ki, Kp, ut, -s, rhs)
-    csr_matvec_add(Cd, Ci, Cp, vt, -s, rhs)
-    if alpha != 0.0:
-        csr_matvec_add(Kd, Ki, Kp, u, alpha, rhs)
-        csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
-
 
 @numba.njit(cache=True, nogil=True)
 def _finish_step(i, dt, beta, gamma, alpha, ut, vt, Cd, Ci, Cp, B, W, U, V, A, cur,
