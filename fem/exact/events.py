@@ -103,7 +103,7 @@ def first_event(prop: Propagator, z0, coefficients, h: float, rows: np.ndarray,
     return Event(e, root, prop.state(z0, fn.c, root))
 
 
-def _crosses(ga, gb, direction) -> bool:
+def crosses(ga, gb, direction) -> bool:
     if direction > 0:
         return ga < 0 <= gb
     if direction < 0:
@@ -114,13 +114,13 @@ def _crosses(ga, gb, direction) -> bool:
 def _bracket(fn, e, s, g, dg, direction):
     for k in range(len(s) - 1):
         ga, gb = g[k], g[k + 1]
-        if _crosses(ga, gb, direction):
+        if crosses(ga, gb, direction):
             return s[k], s[k + 1], ga
         if dg[k] * dg[k + 1] < 0:
             # an extremum inside: the function may dip across zero and back (grazing)
             t_ext = _rate_root(fn, e, s[k], s[k + 1], dg[k])
             g_ext = fn.at(t_ext, e)[0]
-            if _crosses(ga, g_ext, direction):
+            if crosses(ga, g_ext, direction):
                 return s[k], t_ext, ga
     return None
 

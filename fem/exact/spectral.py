@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from fem.exact.events import crosses
+
 #: largest accepted condition number of the eigenvector matrix of a phase
 MAX_CONDITION = 1e6
 #: sampling interval of event functions, times the inverse of the fastest exponent
@@ -317,22 +319,14 @@ def _value(c, nu, offset, s):
     return float(x.sum().real) + offset, float((x * nu).sum().real)
 
 
-def _crosses(ga, gb, direction) -> bool:
-    if direction > 0:
-        return ga < 0 <= gb
-    if direction < 0:
-        return ga > 0 >= gb
-    return (ga < 0 <= gb) or (ga > 0 >= gb)
-
-
 def _bracket(s, g, dg, direction, c, nu, offset):
     for k in range(len(s) - 1):
-        if _crosses(g[k], g[k + 1], direction):
+        if crosses(g[k], g[k + 1], direction):
             return s[k], s[k + 1], g[k]
         if dg[k] * dg[k + 1] < 0:
             t_ext = _rate_root(c, nu, s[k], s[k + 1], dg[k])
             g_ext, _ = _value(c, nu, offset, t_ext)
-            if _crosses(g[k], g_ext, direction):
+            if crosses(g[k], g_ext, direction):
                 return s[k], t_ext, g[k]
     return None
 

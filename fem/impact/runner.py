@@ -28,7 +28,7 @@ import numpy as np
 
 from fem.assembly import reduce
 from fem.errors import NotAvailableError, SolverError
-from fem.exact.events import first_event
+from fem.exact.events import crosses, first_event
 from fem.exact.propagator import Propagator
 from fem.exact.runner import LinearSystem, _fit, physical_system, modal_system
 from fem.impact.engine import EVENT_COLUMNS, ImpactSystem, Record
@@ -364,7 +364,7 @@ class _RK4(_Driver):
                         scale = np.maximum(np.abs(g0), np.abs(g1))
                         g0 = np.where(np.abs(g0) <= 1e-10 * np.maximum(scale, 1e-300), gd * 1e-300,
                                       g0)
-                    crossed = [e for e in range(len(g0)) if _crosses(g0[e], g1[e], fns[3][e])]
+                    crossed = [e for e in range(len(g0)) if crosses(g0[e], g1[e], fns[3][e])]
                     if not crossed:
                         X, t = X1, (stop if halvings == 0 else t + h)
                         halvings = max(0, halvings - 1) if halvings else 0
@@ -409,11 +409,3 @@ class _RK4(_Driver):
             if archive[i + 1]:
                 self.emit(t_end, X[:2 * n], state)
         return X[:2 * n], steps
-
-
-def _crosses(ga, gb, direction) -> bool:
-    if direction > 0:
-        return ga < 0 <= gb
-    if direction < 0:
-        return ga > 0 >= gb
-    return (ga < 0 <= gb) or (ga > 0 >= gb)
