@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from conftest import ROOT
 from fem.errors import NotAvailableError
 from postpro.energy import energy_balance_error, link_force_error
 
@@ -419,3 +420,26 @@ def test_refused_combinations(run_toml):
                  name="correction")
     with pytest.raises(NotAvailableError, match="newmark"):
         run_toml(one_dof_toml('scheme = "newmark"\nstep = 1e-4'), name="newmark")
+
+
+def test_modal_link_options_refused_before_any_results_file(tmp_path, capsys):
+    """Options a modal analysis with links cannot honour stop the run before the results
+    file is created, naming the key."""
+    from fem.cli import main
+
+    text = (ROOT / "studies" / "v2_impact_oscillator.toml").read_text()
+    start = text.index('name = "modal_cd"')
+    cases = [
+        (text[:start] + text[start:].replace("step = 4e-6", 'step = 4e-6\nevents = "locate"', 1),
+         'analysis[3].events: "locate" is not available'),
+        (text[:start] + text[start:].replace("step = 4e-6", "step = 4e-6\nstatic_correction = true",
+                                             1),
+         "analysis[3].static_correction: not available with links"),
+    ]
+    for i, (study, message) in enumerate(cases):
+        path = tmp_path / f"case{i}.toml"
+        path.write_text(study)
+        out = tmp_path / f"case{i}.h5"
+        assert main(["run", str(path), "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and not out.exists(), err

@@ -54,6 +54,13 @@ def check_analysis_links(study, analysis):
     if len(kinds) > 1:
         raise NotAvailableError(f"{analysis.where}.links: shock and impact links in one "
                                 f"analysis are not available in this version")
+    if links and analysis.get("basis") == "modal":
+        if analysis.get("scheme") == "central_difference" and analysis.get("events") == "locate":
+            raise NotAvailableError(f'{analysis.where}.events: "locate" is not available with '
+                                    f'scheme central_difference on a modal basis: use "step"')
+        if analysis.get("static_correction"):
+            raise NotAvailableError(f"{analysis.where}.static_correction: not available with "
+                                    f"links (the correction would move the links' dofs)")
     if "impact" in kinds and analysis.get("events") == "step":
         raise NotAvailableError(f'{analysis.where}.events: impact links need events = "locate" '
                                 f'(the impact law applies at the contact instant)')
