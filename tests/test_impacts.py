@@ -332,3 +332,19 @@ def test_bad_impact_inputs(tmp_path, capsys):
     assert "link[2].nodes" in err and "'contact'" in err and "same nodes" in err
     err = _bad(tmp_path, capsys, text.replace('scheme = "exact"', 'scheme = "newmark"'))
     assert "impact" in err and "scheme 'newmark'" in err
+
+
+def test_shock_statistics_of_impact_links(v5_results):
+    """Rigid links bounce instantly: contacts are the bonded intervals (stick to separation);
+    a stick that ends an approach is a plastic impact."""
+    import postpro
+    from postpro.jobs.shocks import link_shocks
+
+    with postpro.open(v5_results["v5c_plastic"]) as results:
+        s = link_shocks(results.analysis("exact_unilateral"), "contact_unilateral")
+    assert s.impacts == 2 and s.contacts == 2
+    assert abs(s.contact_time - (11.267511497290 - 8.192898049929)) < 1e-8
+    with postpro.open(v5_results["v5a_separation"]) as results:
+        s = link_shocks(results.analysis("exact"), "contact")
+    assert s.impacts == 1 and s.contacts == 1                 # the rebound at 11.83 s
+    assert abs(s.contact_time - 3.257839638909) < 1e-8        # bonded from the start

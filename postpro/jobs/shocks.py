@@ -27,7 +27,7 @@ from postpro.errors import PostproError
 from postpro.jobs import common
 from postpro.results import BLOCK_ROWS
 
-IMPACT, SEPARATION = "impact", "separation"
+IMPACT, SEPARATION, STICK = "impact", "separation", "stick"
 HEADERS = ("link", "impacts", "shocks/s", "contact time [s]", "mean contact [s]",
            "max force [N]", "mean force [N]", "RMS force [N]", "impulse [N.s]",
            "wear power [W]", "impacts from")
@@ -174,10 +174,15 @@ def link_shocks(analysis, name: str, start=None, end=None,
     duration = float(last_time - first_time)
     source = "series"
     events = analysis.events
-    mine = events[(events["link"] == name) & np.isin(events["kind"], (IMPACT, SEPARATION))]
+    # an impact link (rigid, a gap series) bounces instantly: its contacts are the intervals
+    # during which the bodies stick together
+    rigid = "gap" in series and "penetration" not in series
+    mine = events[(events["link"] == name)
+                  & np.isin(events["kind"], (IMPACT, SEPARATION, STICK) if rigid
+                            else (IMPACT, SEPARATION))]
     if len(mine):
         source = "events"
-        impacts, contacts, contact_time = _from_events(mine, first_time, last_time)
+        impacts, contacts, contact_time = _from_events(mine, first_time, last_time, rigid)
     return LinkShocks(
         link=name, impacts=impacts, duration=duration, contact_time=contact_time,
         contacts=contacts, max_force=peak if samples else math.nan,
@@ -187,19 +192,29 @@ def link_shocks(analysis, name: str, start=None, end=None,
         source=source)
 
 
-def _from_events(events, first: float, last: float) -> tuple[int, int, float]:
-    """Impacts, contact intervals and contact time (s) from a link's events in [first, last]."""
+def _from_events(events, first: float, last: float,
+                 rigid: bool = False) -> tuple[int, int, float]:
+    """Impacts, contact intervals and contact time (s) from a link's events in [first, last].
+
+    Penalty links are in contact from an impact to the next separation. Rigid impact links
+    (``rigid``) bounce instantly: their contacts run from a stick to the next separation, and
+    a stick that ends an approach counts as a (plastic) impact."""
     order = np.argsort(events["time"], kind="stable")
     times, kinds = events["time"][order], events["kind"][order]
-    chosen = (times >= first) & (times <= last) & np.isin(kinds, (IMPACT, SEPARATION))
-    times, kinds = times[chosen], kinds[chosen]
+    approach = (events["velocity_before"][order] if "velocity_before" in events.dtype.names
+                else np.full(len(times), -1.0))
+    chosen = (times >= first) & (times <= last)
+    times, kinds, approach = times[chosen], kinds[chosen], approach[chosen]
+    opens = STICK if rigid else IMPACT
     impacts = int(np.sum(kinds == IMPACT))
+    if rigid:
+        impacts += int(np.sum((kinds == STICK) & (approach < 0)))
     opened_at = None
     contacts, contact_time = 0, 0.0
     if len(kinds) and kinds[0] == SEPARATION:
         opened_at = first  # in contact from the start of the window
     for time, kind in zip(times, kinds):
-        if kind == IMPACT and opened_at is None:
+        if kind == opens and opened_at is None:
             opened_at = time
         elif kind == SEPARATION and opened_at is not None:
             contact_time += time - opened_at
