@@ -131,13 +131,12 @@ class AdaptiveModalScheme(ModalScheme):
         h = 0.01 * 2 * math.pi / w if w > 0 else self.max_step
         return max(min(h, self.max_step), self.min_step)
 
-    def advance(self, dt, W, state: State, archive):
-        W = np.ascontiguousarray(W, np.float64)
-        k = W.shape[0] - 1
-        archive = np.ascontiguousarray(archive, np.bool_)
-        m = state.u.size
-        cap = int(np.count_nonzero(archive[1:])) + (256 if self.every else 0) + 1
+    def start_call(self, W, state: State) -> np.ndarray:
+        """Update the error scales of displacement and velocity (the static response to the
+        largest generalized force of this call, and the state) and reset the call's clock;
+        returns the control vector."""
         ctl = self.ctl
+        m = state.u.size
         force_peak = np.max(np.abs(W @ self.Bt), axis=0) if W.size else np.zeros(m)
         ctl[SX] = max(ctl[SX], float(np.max(force_peak / self._w_static ** 2, initial=0.0)))
         ctl[SV] = max(ctl[SV], float(np.max(force_peak / self._w_static, initial=0.0)))
@@ -145,6 +144,15 @@ class AdaptiveModalScheme(ModalScheme):
         ctl[SV] = max(ctl[SV], float(np.max(np.abs(state.v), initial=0.0)))
         ctl[TAU] = 0.0
         ctl[HISTORY] = 0.0
+        return ctl
+
+    def advance(self, dt, W, state: State, archive):
+        W = np.ascontiguousarray(W, np.float64)
+        k = W.shape[0] - 1
+        archive = np.ascontiguousarray(archive, np.bool_)
+        m = state.u.size
+        cap = int(np.count_nonzero(archive[1:])) + (256 if self.every else 0) + 1
+        ctl = self.start_call(W, state)
         parts = []
         ok = True
         while True:

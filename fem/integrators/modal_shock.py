@@ -54,12 +54,12 @@ import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import State
+from fem.integrators.modal_common import (ACCEPTED, DONE, FULL, H, HMAX, HMIN, HSTAB,
+                                          NONFINITE, REJECTED, TAU, TOL, AdaptiveModalScheme,
+                                          ModalScheme, accel, all_finite, count_archived, force,
+                                          hermite, load_at, next_archived, plan_step,
+                                          track_scales)
 from fem.linalg import small_solve
-from fem.integrators.modal_common import (ACCEPTED, DONE, FULL, H, HISTORY, HMAX, HMIN,
-                                          HSTAB, NONFINITE, REJECTED, SV, SX, TAU, TOL,
-                                          AdaptiveModalScheme, ModalScheme, accel, all_finite,
-                                          count_archived, force, hermite, load_at,
-                                          next_archived, plan_step, track_scales)
 
 RELEASE = {"force": 0, "gap": 1}
 RELEASE_FORCE, RELEASE_GAP = 0, 1
@@ -531,14 +531,7 @@ class ShockAdaptive2(_LinkScheme, AdaptiveModalScheme):
         m = state.u.size
         nc = self.contacts.count
         cap = int(np.count_nonzero(archive[1:])) + (256 if self.every else 0) + 1
-        ctl = self.ctl
-        force_peak = np.max(np.abs(W @ self.Bt), axis=0) if W.size else np.zeros(m)
-        ctl[SX] = max(ctl[SX], float(np.max(force_peak / self._w_static ** 2, initial=0.0)))
-        ctl[SV] = max(ctl[SV], float(np.max(force_peak / self._w_static, initial=0.0)))
-        ctl[SX] = max(ctl[SX], float(np.max(np.abs(state.u), initial=0.0)))
-        ctl[SV] = max(ctl[SV], float(np.max(np.abs(state.v), initial=0.0)))
-        ctl[TAU] = 0.0
-        ctl[HISTORY] = 0.0
+        ctl = self.start_call(W, state)
         t_call = self.times[self.cursor]
         parts = []
         ok = True
@@ -577,8 +570,9 @@ class ShockAdaptive2(_LinkScheme, AdaptiveModalScheme):
         self.pending.append((s, e))
         return (u, v, a), ok
 
-    def run(self, *args):          # the loop is called by advance
-        raise NotImplementedError
+    def run(self, *args):
+        """Not used: ``advance`` calls the compiled loop with the contacts' arrays."""
+        raise TypeError("ShockAdaptive2 integrates through advance()")
 
 
 @numba.njit(cache=True, nogil=True)
