@@ -348,3 +348,29 @@ def test_shock_statistics_of_impact_links(v5_results):
         s = link_shocks(results.analysis("exact"), "contact")
     assert s.impacts == 1 and s.contacts == 1                 # the rebound at 11.83 s
     assert abs(s.contact_time - 3.257839638909) < 1e-8        # bonded from the start
+
+
+def test_rk4_without_links_is_fourth_order(run_toml):
+    """Scheme rk4 on a damped oscillator under a sine force: errors against the closed form
+    shrink 16 times when the step halves."""
+    from conftest import oscillator_toml
+
+    m, k, c, f0, w = 1.0, 400.0, 0.8, 3.0, 7.0
+    errors = []
+    for dt in (0.02, 0.01):
+        text = oscillator_toml(mass=m, stiffness=k, damping=c, force=1.0, function="f",
+                               scheme="rk4", step=dt, end=2.0,
+                               extra=f'[functions.f]\nexpression = "{f0}*sin({w}*t)"\n')
+        f = run_toml(text, name=f"rk4_{dt}")
+        t = f["analyses/a/time"][:]
+        u = f["analyses/a/displacement"][:, 0]
+        # closed form: steady state plus the free response that starts from rest
+        H = f0 / complex(k - m * w * w, c * w)
+        wn, zeta = np.sqrt(k / m), c / (2 * np.sqrt(k * m))
+        wd = wn * np.sqrt(1 - zeta ** 2)
+        up = (H * np.exp(1j * w * t)).imag
+        a = -H.imag
+        b = (-H.real * w + zeta * wn * a) / wd
+        uh = np.exp(-zeta * wn * t) * (a * np.cos(wd * t) + b * np.sin(wd * t))
+        errors.append(np.max(np.abs(u - (up + uh))))
+    assert errors[1] < 1e-4 * np.max(np.abs(u)) and 12 < errors[0] / errors[1] < 20, errors
