@@ -155,11 +155,13 @@ class AdaptiveModalScheme(ModalScheme):
         ctl = self.start_call(W, state)
         parts = []
         ok = True
+        widths = self.extra_widths()
         while True:
             out_t = np.empty(cap)
-            out = [np.empty((cap, m)) for _ in range(3)]
+            out = [np.empty((cap, m)) for _ in range(3)] + [np.empty((cap, w)) for w in widths]
             status, rows = self.run(dt, k, W, state, archive, out_t, *out)
-            parts.append((out_t[:rows], out[0][:rows], out[1][:rows], out[2][:rows]))
+            self.after_run()
+            parts.append((out_t[:rows], *(o[:rows] for o in out)))
             if status == DONE:
                 break
             if status == FULL:
@@ -174,12 +176,26 @@ class AdaptiveModalScheme(ModalScheme):
         self.time += k * dt
         self.accepted = int(ctl[ACCEPTED])
         self.rejected = int(ctl[REJECTED])
-        t, u, v, a = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        t, u, v, a, *extras = (np.concatenate([p[i] for p in parts])
+                               for i in range(4 + len(widths)))
         self.row_offsets = t if self.every else None
+        if widths:
+            self.keep_extras(extras)
         return (u, v, a), ok
 
+    def extra_widths(self) -> list[int]:
+        """Widths of further per-row outputs of the compiled loop (none by default)."""
+        return []
+
+    def after_run(self):
+        """Called after each call of the compiled loop (to collect what it recorded)."""
+
+    def keep_extras(self, extras: list):
+        """Receives the further per-row outputs of a whole call, in the order of
+        ``extra_widths``."""
+
     @abc.abstractmethod
-    def run(self, dt, k, W, state, archive, out_t, out_u, out_v, out_a):
+    def run(self, dt, k, W, state, archive, out_t, out_u, out_v, out_a, *extras):
         """Call the compiled loop: returns (status, rows written)."""
 
 

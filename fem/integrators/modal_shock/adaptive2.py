@@ -18,7 +18,6 @@ import math
 import numba
 import numpy as np
 
-from fem.errors import SolverError
 from fem.integrators.base import State
 from fem.integrators.modal_common import (ACCEPTED, DONE, FULL, H, HMAX, HMIN, HSTAB, NONFINITE,
                                           REJECTED, TAU, TOL, AdaptiveModalScheme, accel,
@@ -52,54 +51,27 @@ class ShockAdaptive2(_LinkScheme, AdaptiveModalScheme):
         self.cr2 = contacts.damping * np.sum(contacts.R ** 2, axis=1)
 
     def advance(self, dt, W, state: State, archive):
-        W = np.ascontiguousarray(W, np.float64)
-        k = W.shape[0] - 1
-        archive = np.ascontiguousarray(archive, np.bool_)
-        m = state.u.size
-        nc = self.contacts.count
-        cap = int(np.count_nonzero(archive[1:])) + (256 if self.every else 0) + 1
-        ctl = self.start_call(W, state)
-        t_call = self.times[self.cursor]
-        parts = []
-        ok = True
-        while True:
-            out_t = np.empty(cap)
-            out = [np.empty((cap, m)) for _ in range(3)]
-            out_s = np.empty((cap, nc))
-            out_e = np.empty((cap, 2))
-            status, rows = _adapt2_loop(
-                dt, k, W, self.Bt, self.kk, self.C, self.diag, self.struct_damped,
-                state.u, state.v, state.a, archive, self.every, ctl, self.R, self.gap,
-                self.ks, self.cs, self.release, self.active, self.locate, self.acc,
-                self.omax, self.rho_c, self.kr2, self.cr2, out_t, *out, out_s, out_e,
-                self._ev.time, self._ev.contact, self._ev.kind, self._ev.speed,
-                self._ev.count)
-            self._collect(t_call)
-            parts.append((out_t[:rows], out[0][:rows], out[1][:rows], out[2][:rows],
-                          out_s[:rows], out_e[:rows]))
-            if status == DONE:
-                break
-            if status == FULL:
-                cap *= 2
-                continue
-            if status == NONFINITE:
-                ok = False
-                break
-            raise SolverError(f"{self.name}: the step needed near t = "
-                              f"{t_call + ctl[TAU]:.9g} s is below min_step = "
-                              f"{self.min_step:.3g} s (loosen the tolerance or lower min_step)")
-        self.time += k * dt
-        self.cursor += k
-        self.accepted = int(ctl[ACCEPTED])
-        self.rejected = int(ctl[REJECTED])
-        t, u, v, a, s, e = (np.concatenate([p[i] for p in parts]) for i in range(6))
-        self.row_offsets = t if self.every else None
-        self.pending.append((s, e))
-        return (u, v, a), ok
+        self._t_call = self.times[self.cursor]
+        result = super().advance(dt, W, state, archive)
+        self.cursor += W.shape[0] - 1
+        return result
 
-    def run(self, *args):
-        """Not used: ``advance`` calls the compiled loop with the contacts' arrays."""
-        raise TypeError("ShockAdaptive2 integrates through advance()")
+    def extra_widths(self):
+        return [self.contacts.count, 2]        # contact states, energy accumulators
+
+    def after_run(self):
+        self._collect(self._t_call)
+
+    def keep_extras(self, extras):
+        self.pending.append(tuple(extras))
+
+    def run(self, dt, k, W, state, archive, out_t, out_u, out_v, out_a, out_s, out_e):
+        return _adapt2_loop(
+            dt, k, W, self.Bt, self.kk, self.C, self.diag, self.struct_damped,
+            state.u, state.v, state.a, archive, self.every, self.ctl, self.R, self.gap,
+            self.ks, self.cs, self.release, self.active, self.locate, self.acc,
+            self.omax, self.rho_c, self.kr2, self.cr2, out_t, out_u, out_v, out_a, out_s, out_e,
+            self._ev.time, self._ev.contact, self._ev.kind, self._ev.speed, self._ev.count)
 
 
 @numba.njit(cache=True, nogil=True)
