@@ -201,9 +201,10 @@ def test_rigid_body_mode_of_a_free_free_chain():
     assert modes.frequency[0] == 0 and modes.damping_ratio[0] == 0
     assert modes.damping_ratio_damped[0] == 0
     assert modes.shapes[:, 0] == pytest.approx(np.ones(4), rel=1e-12)
-    # the companion matrix has a double (defective) zero: the other three pairs are the rest
+    # the companion matrix has a double (defective) zero, which round-off splits by about
+    # sqrt(eps) times the spectrum's scale: the other three pairs are the rest
     lam = companion_eigenvalues(M, C, K)
-    lam = lam[np.abs(lam) > 1e-6]
+    lam = lam[np.abs(lam) > 1e-4 * np.abs(lam).max()]
     assert_close(modes.eigenvalue[1:], lam, 1e-10)
     assert np.all(backward_error(modes.eigenvalue, modes.shapes, M, C, K) < 1e-13)
 
