@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from fem.study.reader import load_study, parse_study
 from fem.study.specs import (ANALYSIS_KINDS, COMPONENTS, FIELDS, FORCE_COMPONENTS, LINK_KINDS,
-                             MAX_STEPS, MODAL_SCHEMES, PHYSICAL_SCHEMES, ROTATIONS,
-                             SCHEME_ALIASES, SCHEME_KEYS, TRANSLATIONS, AnalysisSpec,
-                             DiscreteSpec, ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
-                             RelationSpec, Study, Targets)
+                             MAX_STEPS, ROTATIONS, TRANSLATIONS, AnalysisSpec, DiscreteSpec,
+                             ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec, RelationSpec,
+                             Study, Targets)
 
 __all__ = [
     "ANALYSIS_KINDS", "COMPONENTS", "FIELDS", "FORCE_COMPONENTS", "LINK_KINDS", "MAX_STEPS",
-    "MODAL_SCHEMES", "PHYSICAL_SCHEMES", "ROTATIONS", "SCHEME_ALIASES", "SCHEME_KEYS",
-    "TRANSLATIONS", "AnalysisSpec", "DiscreteSpec", "ImposedSpec", "InitialSpec", "LinkSpec",
-    "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study", "parse_study",
+    "ROTATIONS", "TRANSLATIONS", "AnalysisSpec", "DiscreteSpec", "ImposedSpec", "InitialSpec",
+    "LinkSpec", "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study", "parse_study",
 ]

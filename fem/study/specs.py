@@ -12,30 +12,6 @@ FORCE_COMPONENTS = {"FX": "DX", "FY": "DY", "FZ": "DZ", "MX": "DRX", "MY": "DRY"
 FIELDS = ("displacement", "velocity", "acceleration")
 
 ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic")
-SCHEME_ALIASES = {
-    "newmark": "newmark", "hht": "hht", "diff_centre": "central_difference",
-    "central_difference": "central_difference", "euler": "euler", "adapt_ordre1": "euler",
-    "adaptive2": "adaptive2", "adapt_ordre2": "adaptive2", "devoge": "devogelaere",
-    "devogelaere": "devogelaere", "runge_kutta_32": "rk32", "rk32": "rk32",
-    "runge_kutta_54": "rk54", "rk54": "rk54", "exact": "exact", "rk4": "rk4",
-    "runge_kutta_4": "rk4",
-}
-PHYSICAL_SCHEMES = ("newmark", "hht", "central_difference", "exact", "rk4")
-MODAL_SCHEMES = ("central_difference", "euler", "devogelaere", "adaptive2", "rk32", "rk54",
-                 "newmark", "exact", "rk4")
-# keys each scheme accepts beyond the common transient keys
-SCHEME_KEYS = {
-    "newmark": {"beta", "gamma"},
-    "hht": {"alpha", "beta", "gamma"},
-    "central_difference": set(),
-    "exact": set(),
-    "rk4": set(),
-    "euler": {"tolerance", "max_step", "min_step"},
-    "adaptive2": {"tolerance", "max_step", "min_step"},
-    "devogelaere": {"tolerance", "max_step", "min_step"},
-    "rk32": {"tolerance", "max_step", "min_step"},
-    "rk54": {"tolerance", "max_step", "min_step"},
-}
 LINK_KINDS = ("shock", "impact")
 #: most time steps one transient analysis may take (its time grid is held in memory)
 MAX_STEPS = 10**8
