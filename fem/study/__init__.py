@@ -15,5 +15,6 @@ from fem.study.specs import (ANALYSIS_KINDS, COMPONENTS, FIELDS, FORCE_COMPONENT
 __all__ = [
     "ANALYSIS_KINDS", "COMPONENTS", "FIELDS", "FORCE_COMPONENTS", "LINK_KINDS", "MAX_STEPS",
     "ROTATIONS", "TRANSLATIONS", "AnalysisSpec", "DiscreteSpec", "ImposedSpec", "InitialSpec",
-    "LinkSpec", "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study", "parse_study",
+    "LinkSpec", "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study",
+    "parse_study",
 ]
