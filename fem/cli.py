@@ -1,4 +1,4 @@
-"""Command line: ``fem run | info | mesh | post``. It only wires the library together.
+"""Command line: ``fem run | info | mesh | schemes | post``. It only wires the library together.
 
 Exit codes: 0 success, 1 a check failed, 2 invalid input (study, mesh, results file),
 3 an analysis failed (divergence, singular matrix).
@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("results")
     mesh = sub.add_parser("mesh", help="nodes, cells and groups of a mesh file")
     mesh.add_argument("mesh")
+    schemes = sub.add_parser("schemes", help="the transient schemes and the link features "
+                                             "each one offers")
+    schemes.add_argument("--keys", action="store_true",
+                         help="also list the keys each scheme accepts, with their defaults")
     post = sub.add_parser("post", help="post-process a results file (fem post --help)",
                           add_help=False)
     post.add_argument("args", nargs=argparse.REMAINDER)
@@ -52,6 +56,8 @@ def main(argv=None) -> int:
 
             print(read(args.mesh).summary())
             return EXIT_OK
+        if args.command == "schemes":
+            return _schemes(args.keys)
         if args.command == "post":
             from postpro.cli import main as post_main
 
@@ -102,6 +108,16 @@ def _run(args) -> int:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
+
+
+def _schemes(keys: bool) -> int:
+    from fem.integrators import catalog
+
+    print(catalog.matrix_text())
+    if keys:
+        print()
+        print(catalog.keys_text())
+    return EXIT_OK
 
 
 def _info(path) -> int:

@@ -250,3 +250,134 @@ def matrix_text(reasons: bool = True) -> str:
         lines.append("")
         lines += [f"({i + 1}) {note}" for i, note in enumerate(notes)]
     return "\n".join(lines)
+
+
+def markdown_matrix() -> str:
+    """The link-feature matrix as a markdown table, its numbered reasons listed below it
+    (the table of docs/study_format.md)."""
+    notes: list[str] = []
+    lines = ["| basis | scheme | " + " | ".join(FEATURE_TITLES[f] for f in FEATURES) + " |",
+             "|---|---|" + "---|" * len(FEATURES)]
+    for basis, name, cells in feature_matrix():
+        out = []
+        for cell in cells:
+            if cell is True:
+                out.append("yes")
+            else:
+                if cell not in notes:
+                    notes.append(cell)
+                out.append(f"no ({notes.index(cell) + 1})")
+        lines.append(f"| {basis} | `{name}` | " + " | ".join(out) + " |")
+    for i, note in enumerate(notes):
+        lines += ["", f"({i + 1}) {note}"]
+    return "\n".join(lines)
+
+
+class _Reads(dict):
+    """The values read so far, noting which of them a derived default reads."""
+
+    def __init__(self, values: dict):
+        super().__init__(values)
+        self.names: list[str] = []
+
+    def __getitem__(self, name):
+        self.names.append(name)
+        return super().__getitem__(name)
+
+
+def row_defaults(row: SchemeInfo) -> dict[str, tuple[object, tuple[str, ...]]]:
+    """name -> (default when no key of the row is given, names of the keys it follows)."""
+    values: dict = {}
+    out = {}
+    for key in row.keys:
+        reads = _Reads(values)
+        values[key.name] = key.default_for(reads)
+        out[key.name] = (values[key.name], tuple(reads.names))
+    return out
+
+
+def _value_text(value) -> str:
+    """A default as a study writes it."""
+    if value is None:
+        return "automatic"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return f"{value:g}"
+
+
+def _number_text(x: float) -> str:
+    for denominator in (2, 3, 4, 6, 8):
+        numerator = round(x * denominator)
+        if numerator % denominator and abs(numerator / denominator - x) < 1e-12:
+            return f"{numerator}/{denominator}"
+    return f"{x:g}"
+
+
+def _range_text(key: Key) -> str:
+    """What values a key accepts."""
+    if key.choices:
+        return ", ".join(f'"{c}"' for c in key.choices)
+    if key.low is not None and key.high is not None:
+        return f"{_number_text(key.low)} to {_number_text(key.high)}"
+    if key.low is not None:
+        return f">= {_number_text(key.low)}"
+    if key.high is not None:
+        return f"<= {_number_text(key.high)}"
+    return "> 0" if key.positive else "any"
+
+
+def _default_text(row: SchemeInfo, key: Key) -> str:
+    value, follows = row_defaults(row)[key.name]
+    text = _value_text(value)
+    if follows:
+        text += " with the default " + ", ".join(follows)
+    return text
+
+
+def _key_rows() -> list[tuple[Key, list[str], SchemeInfo]]:
+    """(key, names of the schemes it belongs to, first row holding it), in table order."""
+    found: dict[Key, tuple[list[str], SchemeInfo]] = {}
+    for row in SCHEMES.values():
+        for key in row.keys:
+            names, _ = found.setdefault(key, ([], row))
+            if row.name not in names:
+                names.append(row.name)
+    return [(key, names, row) for key, (names, row) in found.items()]
+
+
+def markdown_keys() -> str:
+    """The scheme-specific keys as a markdown table (docs/study_format.md): key, schemes
+    that accept it, default, accepted values, meaning."""
+    lines = ["| key | schemes | default | values | meaning |", "|---|---|---|---|---|"]
+    for key, names, row in _key_rows():
+        schemes_text = ", ".join(f"`{n}`" for n in names)
+        lines.append(f"| `{key.name}` | {schemes_text} | {_default_text(row, key)} | "
+                     f"{_range_text(key)} | {key.doc.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def keys_text(width: int = 100) -> str:
+    """The keys each scheme accepts beyond the common ones, with their defaults and docs
+    (``fem schemes --keys``)."""
+    import textwrap
+
+    lines: list[str] = []
+    for row in SCHEMES.values():
+        names = [row.code_aster] if row.code_aster else []
+        names += [a for a in row.aliases if a != row.name and a != row.code_aster.lower()]
+        also = f" ({', '.join(names)})" if names else ""
+        if lines:
+            lines.append("")
+        lines += textwrap.wrap(f"{row.basis} {row.name}{also}: {row.summary}", width,
+                               subsequent_indent="    ")
+        entries = [("step", row.step_doc),
+                   (f'events = "{row.events}"',
+                    "contact changes: " + ", ".join(f'"{m}"' for m in row.event_modes))]
+        entries += [(f"{key.name} = {_default_text(row, key)}",
+                     f"{key.doc} [{_range_text(key)}]") for key in row.keys]
+        column = max(len(name) for name, _ in entries) + 4
+        for name, doc in entries:
+            wrapped = textwrap.wrap(doc, width - column) or [""]
+            lines.append(f"  {name.ljust(column - 2)}{wrapped[0]}")
+            lines += [" " * column + more for more in wrapped[1:]]
+    return "\n".join(lines)
