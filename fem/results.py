@@ -173,6 +173,7 @@ class SeriesWriter:
             if unit:
                 d.attrs["units"] = unit
             self.datasets[name] = d
+        group.file.flush()
 
     def append(self, **blocks):
         """Append k rows: every column of this series must be given, each with k rows."""

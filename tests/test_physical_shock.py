@@ -430,7 +430,9 @@ def test_friction_stick_then_slip_under_a_ramp(tmp_path):
         assert t_slip <= first < t_slip + 1e-4, scheme           # the step that slips
         assert np.max(np.abs(force[t > t_slip + 1e-4] - mu * fn)) < 1e-9
         assert np.max(np.abs(force[t < t_slip] - kt * stick(t[t < t_slip]))) < 1e-4
-        assert data["events"] == []                               # the block never lifts
+        # the block never lifts: its only event is the start of the slide, in the step of t_slip
+        assert [e[1] for e in data["events"]] == ["slip"], scheme
+        assert t_slip <= data["events"][0][0] < t_slip + 1e-4, scheme
         assert np.max(np.abs(data["links/floor/normal_force"] - fn)) < 1e-9
         terms = [data[f"energy/{name}"] for name in ENERGY]
         assert energy_balance_error(*terms) < (1e-8 if scheme == "newmark" else 1e-6)

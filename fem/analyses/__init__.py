@@ -47,6 +47,8 @@ def _modal_transient(ctx, spec):
         from fem.exact.runner import run_modal
 
         return run_modal(ctx, spec)
+    if ("modal", spec.get("scheme")) in transient.ENGINE_SCHEMES:
+        return transient.run_engine(ctx, spec)
     return modal_transient.run(ctx, spec)
 
 

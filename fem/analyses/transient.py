@@ -21,6 +21,8 @@ from postpro import layout
 
 def run(ctx, spec):
     p = spec.params
+    if (p["basis"], p["scheme"]) in ENGINE_SCHEMES:
+        return run_engine(ctx, spec)
     if p["scheme"] == "exact":
         from fem.exact.runner import run as run_exact
 
@@ -126,3 +128,117 @@ def progress_bar(total, name):
 
     return tqdm(total=total, desc=name, unit="step", unit_scale=True, leave=False,
                 file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- the engine
+ENGINE_SCHEMES = {("physical", "newmark"), ("physical", "hht"),
+                  ("physical", "central_difference"), ("modal", "newmark"),
+                  ("modal", "central_difference")}
+
+
+def run_engine(ctx, spec):
+    """A transient analysis through the one driver (``fem.transient``), either basis."""
+    from fem.integrators import dynamics as dynamics_
+    from fem.integrators.factory import make
+    from fem.links import linkset
+    from fem.transient import Result, ResultsSink, integrate, progress_bar as bar_
+
+    p = spec.params
+    model = ctx.model
+    system = reduce(model, p["loads"])
+    specs = [next(lk for lk in ctx.study.links if lk.name == name) for name in p["links"]]
+    links = linkset.build(specs, model)
+    label = f"analysis '{spec.name}'"
+    start = initial_state(ctx, spec)
+    basis = None
+    if p["basis"] == "modal":
+        from fem.analyses.modal_transient import basis_modes
+        from fem.modal.basis import build_basis
+
+        basis = build_basis(basis_modes(ctx, spec), system, model=model,
+                            damping=p.get("damping", "projected"), ratios=p.get("modal_damping"),
+                            nodes=p.get("nodes"),
+                            static_correction=bool(p.get("static_correction", False)),
+                            where=spec.where)
+        dyn = dynamics_.modal(basis, links.D)
+        x0, v0 = (basis.q0, basis.v0) if start is None else basis.project(start.u, start.v)
+        width = ctx.writer.ndof if basis.dofs is None else len(basis.dofs)
+    else:
+        dyn = dynamics_.physical(system, links.D)
+        x0, v0 = (system.q0, system.v0) if start is None else (start.u, start.v)
+        width = model.size
+        dyn.names = _dof_names(model)
+    scheme = make(dyn, links, p, label=label)
+    grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
+                      archive=p["archive"], where=spec.where)
+    limit = scheme.stability_limit()
+    if limit is not None and grid.segments and max(s[2] for s in grid.segments) > limit:
+        import warnings
+
+        warnings.warn(f"{label}: step {max(s[2] for s in grid.segments):.4g} s exceeds the "
+                      f"stability limit of {scheme.name} ({limit:.4g} s): expect divergence",
+                      stacklevel=2)
+    aw = ctx.writer.analysis(spec.name, "transient", basis=p["basis"], scheme=p["scheme"],
+                             parameters=p)
+    if basis is not None:
+        aw.dataset("omega", basis.omega, "rad/s")
+        if basis.dofs is not None:
+            aw.dataset("dofs", basis.dofs)
+    for name, attrs in zip(links.names, links.attrs):
+        aw.link(name, **attrs)
+    fields = [f for f in ("displacement", "velocity", "acceleration") if f in p["fields"]]
+    from fem.analyses.modal_transient import GENERALIZED_UNITS
+
+    series = aw.series(ResultsSink.columns(dyn, links, fields, width),
+                       units=GENERALIZED_UNITS if basis is not None else None)
+    sink = ResultsSink(series, dyn, links, fields, width)
+    bar = bar_(grid.steps, spec.name) if ctx.progress else None
+    result = Result()
+    extra = ("velocity_before", "velocity_after", "energy_lost") if links.rigid.size else ()
+    t0 = time.perf_counter()
+    try:
+        integrate(scheme, grid, x0=x0, v0=v0,
+                  acceleration=p.get("initial_acceleration", "equilibrium"), sink=sink,
+                  progress=bar.update if bar else None, result=result)
+    except SolverError as exc:
+        sink.flush()
+        if links:
+            aw.events(_event_rows(result.events, extra), extra=extra)
+        aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0,
+                  steps=result.steps, rejected_steps=result.rejected)
+        raise
+    finally:
+        if bar:
+            bar.close()
+    sink.flush()
+    wall = time.perf_counter() - t0
+    if links:
+        aw.events(_event_rows(result.events, extra), extra=extra)
+    more = {}
+    if basis is not None:
+        more = dict(mode_count=basis.size, coupled_damping=not basis.diagonal)
+    aw.finish("complete", "", wall_time_s=wall, steps=result.steps,
+              rejected_steps=result.rejected, **more)
+    c = scheme.cur
+    x, v, a = (scheme.buf.X[c].copy(), scheme.buf.V[c].copy(), scheme.buf.A[c].copy())
+    if basis is not None:
+        ctx.states[spec.name] = (p["end"], basis.free_state(p["end"], x, v, a))
+    else:
+        ctx.states[spec.name] = (p["end"], State(x, v, a))
+    events = f", {len(result.events)} events" if links else ""
+    ctx.say(f"  {result.steps} steps, {series.rows} archived instants{events}, {wall:.3f} s")
+
+
+def _event_rows(events, extra):
+    rows = sorted(events, key=lambda e: e[0])
+    return [tuple(r[:4]) + tuple(r[4:4 + len(extra)]) for r in rows]
+
+
+def _dof_names(model):
+    free = model.constraints.free
+
+    def name(j):
+        dof = int(free[j])
+        node = model.mesh.node_names[int(model.dofs.dof_node[dof])]
+        return f"{model.dofs.dof_component[dof]} of node {node}"
+    return name

@@ -41,7 +41,7 @@ import numba
 import numpy as np
 
 from fem.errors import SolverError
-from fem.integrators.base import Scheme, State
+from fem.integrators.base import LegacyScheme as Scheme, State
 from fem.timegrid import TimeGrid, build_grid
 
 # numba caches a compiled loop with the stamp of its own file only, and the helpers and

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.integrators.base import Scheme, State, highest_frequency
+from fem.integrators.base import LegacyScheme as Scheme, State, highest_frequency
 from fem.linalg import Factor, banded_solve, csr_matvec_add, csr_parts
 
 

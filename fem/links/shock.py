@@ -1,4 +1,5 @@
-"""Shock links: unilateral penalty contacts on the dofs, with optional Coulomb friction.
+"""Shock links: unilateral penalty contacts on the dofs (the normal law; friction is
+``fem.links.friction``).
 
 The kinematics of a link is the relative translation d (3,) of its node against the obstacle
 (one node: d is the node's translation) or of its first node against its second (two nodes:
@@ -7,10 +8,9 @@ translations the model lacks are zero).
 
 A plane contact has a penetration p = n . d - gap (m), positive in contact: for one node
 against a plane of normal n the gap closes when the node moves along n; for two nodes, n
-points from the first node to the second, so the gap closes when the first moves along n.
-Equivalently p = l . u - gap with l = D^T n (``PlaneContact.ell``). In contact the link pushes
-back with the normal force f = k p + c p' (N) along -n on the first node. A "two_planes"
-obstacle is two such contacts, along n and -n.
+points from the first node to the second, so the gap closes when the first moves along n. In
+contact the link pushes back with the normal force f = k p + c p' (N) along -n on the first
+node. A "two_planes" obstacle is two such contacts, along n and -n.
 
 A circular obstacle (a node in a round hole of radius ``gap``, or two nodes whose relative
 motion is limited to a circle) works in the plane normal to its axis a: the radial part of d is
@@ -18,44 +18,23 @@ r = d - (a . d) a, the penetration p = |r| - gap, the contact normal r / |r|, an
 k p + c p' pushes the node back towards the axis.
 
 Release: "force" (the link never pulls: in contact while p > 0 and k p + c p' > 0) or "gap"
-(in contact while p > 0; the damper may pull).
-
-Friction (Coulomb coefficient mu): while in contact, an elastic-plastic tangential spring of
-stiffness kt acts in the plane normal to the contact normal. Its trial force
-kt (d - anchor)_t + ct d'_t (t: tangential part, ct the tangential damping) is the friction
-force while it does not exceed mu times the normal force (stick); beyond it the force is
-mu f_n along the trial direction and the anchor moves so that the spring carries it (slip; the
-tangential damper then carries nothing). With ``tangential_stiffness = 0`` the stick spring
-takes the normal stiffness k (a penalty regularisation of Coulomb's law: the stick phase
-deforms by at most mu f_n / k). The anchor is reset where the contact opens; a contact closed
-at the start of an analysis while its surfaces slide starts sliding (its spring at the limit).
+(in contact while p > 0; the damper may pull). The contact function chi = p ("gap") or
+min(p, p + c p' / k) ("force") is positive exactly where the contact is closed: its sign
+changes are the contact's events.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
-from fem.errors import NotAvailableError, StudyError
+from fem.errors import StudyError
+from fem.links.columns import CIRCLE, CN, DIR, GAP, KIND, KN, REL, RELEASE_GAP
 from fem.study import TRANSLATIONS
-
-
-@dataclass
-class PlaneContact:
-    """One unilateral contact of a shock link.
-
-    ell : (n,) kinematic vector on all dofs; gap (m); stiffness (N/m); damping (N.s/m);
-    release : "force" (never pulls) or "gap" (in contact while p > 0).
-    """
-    link: str
-    side: str
-    ell: np.ndarray
-    gap: float
-    stiffness: float
-    damping: float
-    release: str
 
 
 @dataclass
@@ -75,8 +54,10 @@ class Contact:
     damping: float
     release: str
     friction: float = 0.0
+    static_friction: float = 0.0
     tangential_stiffness: float = 0.0
     tangential_damping: float = 0.0
+    friction_direction: tuple | None = None
 
 
 @dataclass
@@ -123,8 +104,10 @@ def shock_link(link, model) -> ShockLink:
     D = relative_translation(link, model)
     common = dict(gap=p["gap"], stiffness=p["stiffness"], damping=p["damping"],
                   release=p["release"], friction=p["friction"],
+                  static_friction=p.get("static_friction", p["friction"]),
                   tangential_stiffness=p["tangential_stiffness"],
-                  tangential_damping=p["tangential_damping"])
+                  tangential_damping=p["tangential_damping"],
+                  friction_direction=p.get("friction_direction"))
     if p["obstacle"] == "circle":
         axis = np.asarray(p["axis"], float)
         present = np.asarray(abs(D).sum(axis=1)).ravel() > 0
@@ -142,19 +125,92 @@ def shock_link(link, model) -> ShockLink:
     return ShockLink(link.name, link.where, D, contacts, dict(p))
 
 
+# ------------------------------------------------------------------ the compiled normal law
+@numba.njit(cache=True, nogil=True)
+def kinematics(P, c, d, dd, o):
+    """Penetration p (m), its rate, the contact normal (3 numbers) and the radial distance
+    (circle) of contact c at link displacements d and rates dd (block offset o)."""
+    if P[c, KIND] != CIRCLE:
+        n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+        p = n0 * d[o] + n1 * d[o + 1] + n2 * d[o + 2] - P[c, GAP]
+        pd = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+        return p, pd, n0, n1, n2, 0.0
+    a0, a1, a2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+    ad = a0 * d[o] + a1 * d[o + 1] + a2 * d[o + 2]
+    r0, r1, r2 = d[o] - ad * a0, d[o + 1] - ad * a1, d[o + 2] - ad * a2
+    rho = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    if rho > 0.0:
+        n0, n1, n2 = r0 / rho, r1 / rho, r2 / rho
+    else:
+        n0, n1, n2 = 0.0, 0.0, 0.0
+    pd = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+    return rho - P[c, GAP], pd, n0, n1, n2, rho
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_force(P, c, p, pd):
+    """(normal force k p + c p', contact function chi): chi > 0 exactly where the contact is
+    closed under its release rule."""
+    k = P[c, KN]
+    fn = k * p + P[c, CN] * pd
+    if P[c, REL] == RELEASE_GAP:
+        return fn, p
+    return fn, min(p, fn / k)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
+    """Add the normal force of a closed contact to phi (along -n on the first node) and, with
+    ``jac``, its derivatives; the normal of a circle turns with d."""
+    phi[o] -= fn * n0
+    phi[o + 1] -= fn * n1
+    phi[o + 2] -= fn * n2
+    if not jac:
+        return
+    k = P[c, KN]
+    cc = P[c, CN]
+    n = (n0, n1, n2)
+    for q in range(3):
+        for s in range(3):
+            Jd[b, q, s] -= k * n[q] * n[s]
+            Jv[b, q, s] -= cc * n[q] * n[s]
+    if P[c, KIND] == CIRCLE and rho > 0.0:
+        # d n / d d = (I - a a^T - n n^T) / rho
+        a = (P[c, DIR], P[c, DIR + 1], P[c, DIR + 2])
+        for q in range(3):
+            for s in range(3):
+                pqs = ((1.0 if q == s else 0.0) - a[q] * a[s] - n[q] * n[s]) / rho
+                g = 0.0
+                for t in range(3):
+                    g += (((1.0 if s == t else 0.0) - a[s] * a[t] - n[s] * n[t]) / rho
+                          * dd[o + t])
+                Jd[b, q, s] -= fn * pqs + cc * n[q] * g
+
+
+# ------------------------------------------------------------------ plane contacts (exact scheme)
+@dataclass
+class PlaneContact:
+    """One unilateral plane contact on the model's dofs: penetration ell . u - gap."""
+    link: str
+    side: str
+    ell: np.ndarray
+    gap: float
+    stiffness: float
+    damping: float
+    release: str
+
+
 def plane_contacts(link, model, scheme: str) -> list[PlaneContact]:
     """The plane contacts of one ``[[link]]`` of kind shock, on the model's dofs."""
+    from fem.errors import NotAvailableError
+
     p = link.params
     if p["obstacle"] == "circle":
-        raise NotAvailableError(f"{link.where}.obstacle: a circular obstacle is not available yet "
+        raise NotAvailableError(f"{link.where}.obstacle: a circular obstacle is not available "
                                 f"with scheme '{scheme}' (its gap is not linear in the dofs)")
     if p["friction"] > 0 or p["tangential_stiffness"] > 0:
         raise NotAvailableError(f"{link.where}.friction: friction is not available yet with "
                                 f"scheme '{scheme}'")
     shock = shock_link(link, model)
-    out = []
-    for c in shock.contacts:
-        ell = np.asarray(shock.D.T @ c.direction).ravel()
-        out.append(PlaneContact(link.name, c.side, ell, c.gap, c.stiffness, c.damping,
-                                c.release))
-    return out
+    return [PlaneContact(link.name, c.side, np.asarray(shock.D.T @ c.direction).ravel(), c.gap,
+                         c.stiffness, c.damping, c.release) for c in shock.contacts]

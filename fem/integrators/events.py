@@ -1,0 +1,415 @@
+"""The one event locator, and what happens at an event.
+
+Every link law gives event functions (``fem.links.law``: columns G0, G1 of the contact
+values), positive while a contact keeps its mode. With ``events = "locate"`` a scheme holds
+the modes over a step and stops (status EVENT) when a function that was positive at the start
+of the step (armed) is zero or below at its end, or when a contact's normal function changes
+sign on the step's dense output (``kernels.crossed``). Then :func:`locate`:
+
+1. finds the earliest crossing: on the cubic Hermite interpolant of the link displacements
+   from (d, d') at both ends of the step (normal functions), on the exact solution for a
+   scheme that has it (``scheme.dense_values``), or by linear interpolation (friction and
+   bond-force functions);
+2. lands the scheme on it: the step is computed again from its start to the estimate
+   (``scheme.trial``), and the estimate is corrected by regula falsi (Illinois) on the
+   function of the recomputed state, inside a bracket that always holds the crossing, until
+   the function vanishes to round-off or the bracket is a few ulps wide; the step is then
+   taken on the side where the function has crossed;
+3. changes the mode (``fem.links.law.affect`` for shock contacts, the impact law of
+   ``fem.links.impact`` for rigid ones), then settles the instant (:func:`settle`): the laws
+   are evaluated with the new modes and every mode that is now violated beyond round-off (a
+   contact that closes while sliding, simultaneous impacts of Newton's cradle, a bond under
+   tension) changes too, until none does;
+4. restarts the scheme (acceleration from equilibrium with the new modes).
+
+Guards: an instant where the modes keep changing (more than ``MAX_CASCADE`` changes per
+contact), or an event storm (more than ``MAX_EVENTS_PER_STEP`` events inside one step of the
+grid) stops the analysis with a message naming the link and the time; an impact link whose
+bounces come faster than ``ZENO_TIME`` apart sticks (a ball coming to rest).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+
+from fem.errors import SolverError
+from fem.integrators.kernels import DONE, SAMPLES, _chi_at
+from fem.links import impact
+from fem.links.columns import (ACT, BLK, BONDED, CMP, DIR, FN, FT, G0, G1, KIND, LAM, MODE,
+                               MU, MUS, OPEN, PDOT, PEN, RIGID, SDIR, SLIP, STICK, VG)
+from fem.links.law import affect
+
+MAX_LANDING = 60
+MAX_CASCADE = 50
+MAX_EVENTS_PER_STEP = 64
+#: a crossing within this fraction of a step from its end is taken at the end
+END_FRACTION = 1e-12
+
+EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
+
+
+class Record(tuple):
+    """(time, kind, link, detail, velocity_before, velocity_after, energy_lost)."""
+
+
+def _record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan):
+    return (float(t), kind, link, detail, float(before), float(after), float(lost))
+
+
+def shock_detail(scheme, c: int) -> str:
+    cv = scheme.buf.CV[scheme.cur]
+    return f"side {scheme.links.sides[c]}, approach speed {cv[c, PDOT]:.9g} m/s"
+
+
+# --------------------------------------------------------------------------- locating
+def _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta):
+    """Event function g of contact c at fraction theta of the pending step (estimate)."""
+    if scheme.dense_values is not None:
+        return float(scheme.dense_values(np.array([theta]))[0, c, g])
+    if g == 0 and not (scheme.P[c, KIND] == RIGID and cv0[c, ACT] > 0.5):
+        o = 3 * int(scheme.P[c, BLK])
+        chi = _chi_at(scheme.P, c, d0, dd0, d1, dd1, h, theta, o)
+        if scheme.P[c, KIND] == RIGID:
+            return chi
+        return chi if cv0[c, ACT] > 0.5 else -chi
+    a, b = cv0[c, G0 + g], cv1[c, G0 + g]
+    return (1.0 - theta) * a + theta * b
+
+
+def _candidates(scheme):
+    """(theta estimate, bracket (lo, hi), contact, function) of each crossing in the pending
+    step, earliest first."""
+    P, buf = scheme.P, scheme.buf
+    c0, c1 = scheme.cur, 1 - scheme.cur
+    cv0, cv1 = buf.CV[c0], buf.CV[c1]
+    d0, dd0, d1, dd1 = buf.DB[c0], buf.DD[c0], buf.DB[c1], buf.DD[c1]
+    h = scheme.pending[0] - scheme.t
+    samples = scheme.dense_samples() if hasattr(scheme, "dense_samples") else SAMPLES
+    grid = np.linspace(0.0, 1.0, samples + 1)
+    out = []
+    for c in range(P.shape[0]):
+        for g in (0, 1):
+            if not cv0[c, G0 + g] > 0.0:
+                continue
+
+            def f(theta, c=c, g=g):
+                return _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta)
+            values = [cv0[c, G0 + g]] + [f(th) for th in grid[1:-1]] + [cv1[c, G0 + g]]
+            hit = next((k for k in range(1, len(values)) if values[k] <= 0.0), None)
+            if hit is None:
+                continue
+            lo, hi = grid[hit - 1], grid[hit]
+            try:
+                theta = brentq(f, lo, hi, xtol=1e-15)
+            except ValueError:
+                theta = hi
+            out.append((theta, lo, hi, c, g))
+    out.sort()
+    return out
+
+
+def _land(scheme, c, g, theta, lo, hi):
+    """Recompute the pending step to end where function g of contact c crosses zero (module
+    docstring, step 2); leaves the trial there. Returns False when the recomputed motion
+    does not cross inside the step (a false alarm of the dense output)."""
+    t_a = scheme.t
+    t_b = scheme.pending[0]
+    h = t_b - t_a
+    col = G0 + g
+    glo = float(scheme.buf.CV[scheme.cur][c, col])
+    ghi = None
+    ulp = 4 * np.spacing(max(abs(t_a), abs(t_b), 1e-300))
+    scale = None
+    side = 0
+    last = None
+    theta = min(max(theta, lo), hi)
+    for _ in range(MAX_LANDING):
+        if theta >= 1.0 - END_FRACTION:
+            t = t_b
+        else:
+            t = t_a + theta * h
+            if t <= t_a:
+                t = t_a + ulp
+        if _trial(scheme, t) != DONE:
+            scheme.not_settled(t)
+        value = float(scheme.buf.CV[1 - scheme.cur][c, col])
+        if scale is None:
+            scale = max(abs(glo), abs(value), 1e-300)
+        last = (theta, value)
+        if value <= 0.0:
+            hi, ghi = theta, value
+            if abs(value) <= 1e-13 * scale or (hi - lo) * h <= ulp:
+                return True
+            if side == -1:
+                glo *= 0.5
+            side = -1
+        else:
+            if theta >= 1.0 - END_FRACTION:
+                return False            # the motion does not cross inside the step
+            lo, glo = theta, value
+            if ghi is None:
+                theta = hi
+                continue
+            if side == 1:
+                ghi *= 0.5
+            side = 1
+        if ghi is None:
+            theta = hi
+            continue
+        new = lo + (hi - lo) * glo / (glo - ghi) if glo != ghi else 0.5 * (lo + hi)
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
+        theta = new
+        if (hi - lo) * h <= ulp:
+            break
+    if last is None or last[1] > 0.0:
+        _trial(scheme, t_a + hi * h if hi < 1.0 - END_FRACTION else t_b)
+    return True
+
+
+def _trial(scheme, t):
+    return scheme.trial(t)
+
+
+def locate(scheme, out, row) -> tuple[int, list]:
+    """Land on the earliest event of the pending step, apply it and restart the scheme
+    (module docstring). Returns (row, event records)."""
+    cands = _candidates(scheme)
+    records: list = []
+    t_b = scheme.pending[0]
+    for theta, lo, hi, c, g in cands:
+        if not _land(scheme, c, g, theta, lo, hi):
+            continue
+        # another function may have crossed before: land on the earliest
+        cv = scheme.buf.CV[1 - scheme.cur]
+        cv0 = scheme.buf.CV[scheme.cur]
+        earlier = [(cc, gg) for cc in range(cv.shape[0]) for gg in (0, 1)
+                   if cv0[cc, G0 + gg] > 0.0 and cv[cc, G0 + gg] <= 0.0 and (cc, gg) != (c, g)]
+        if earlier:
+            t_star = scheme._trial[0]
+            frac = (t_star - scheme.t) / (t_b - scheme.t)
+            c2, g2 = earlier[0]
+            _land(scheme, c2, g2, 0.5 * frac, 0.0, frac)
+            c, g = c2, g2
+        row = scheme.accept(out, row)
+        scheme.before_event()
+        records += apply(scheme, c, g)
+        return row, records
+    # a false alarm of the dense output: the recomputed motion crosses nothing
+    if scheme._trial is None or scheme._trial[0] != t_b:
+        if _trial(scheme, t_b) != DONE:
+            scheme.not_settled(t_b)
+    row = scheme.accept(out, row)
+    scheme.before_event()
+    records += settle(scheme, [])
+    return row, records
+
+
+# --------------------------------------------------------------------------- at an instant
+def apply(scheme, c: int, g: int) -> list:
+    """Change the mode of contact c for its event g at the current instant, settle, restart."""
+    t = scheme.t
+    records: list = []
+    cv = scheme.buf.CV[scheme.cur]
+    if scheme.P[c, KIND] == RIGID:
+        if cv[c, MODE] == BONDED:
+            _release(scheme, c, records, "interaction force reached zero")
+        else:
+            _impact(scheme, c, records)
+    else:
+        kind = affect(scheme.P, c, g, cv, scheme.buf.DB[scheme.cur])
+        records.append(_record(t, kind, scheme.links.link_of(c), shock_detail(scheme, c)))
+    return settle(scheme, records)
+
+
+def _tolerances(scheme, cv, c):
+    """Round-off bounds of the two event functions of contact c at the current state."""
+    d = scheme.buf.DB[scheme.cur]
+    dd = scheme.buf.DD[scheme.cur]
+    o = 3 * int(scheme.P[c, BLK])
+    length = 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)))
+    if cv[c, MODE] == SLIP:
+        speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd[o:o + 3]), initial=0.0)))
+        return length, speed
+    force = 1e-9 * max(abs(cv[c, FN]) * max(scheme.P[c, MUS], scheme.P[c, MU]), 1e-300)
+    return length, force
+
+
+def settle(scheme, records: list) -> list:
+    """Apply every mode change that holds at the current instant (module docstring, step 3)
+    and restart the scheme."""
+    P = scheme.P
+    t = scheme.t
+    n_changes = 0
+    limit = MAX_CASCADE * max(1, P.shape[0])
+    while True:
+        scheme.link_state()
+        cv = scheme.buf.CV[scheme.cur]
+        changed = False
+        for c in range(P.shape[0]):
+            if P[c, KIND] == RIGID:
+                if cv[c, MODE] != BONDED and impact.gap(cv, c) <= _gap_tolerance(scheme, c) \
+                        and cv[c, PDOT] > 1e-12 * max(1.0, abs(cv[c, PDOT])):
+                    _impact(scheme, c, records)
+                    changed = True
+                    break
+                continue
+            tols = _tolerances(scheme, cv, c)
+            for g in (0, 1):
+                if cv[c, ACT] < 0.5 and g == 1:
+                    continue
+                if cv[c, G0 + g] < -tols[g]:
+                    kind = affect(P, c, g, cv, scheme.buf.DB[scheme.cur])
+                    records.append(_record(t, kind, scheme.links.link_of(c),
+                                           shock_detail(scheme, c)))
+                    changed = True
+                    break
+            if changed:
+                break
+        if not changed:
+            scheme.restart()
+            cv = scheme.buf.CV[scheme.cur]
+            lam = [abs(cv[c, LAM]) for c in range(P.shape[0]) if cv[c, MODE] == BONDED
+                   and P[c, KIND] == RIGID]
+            tol = 1e-9 * max(lam, default=0.0)
+            for c in range(P.shape[0]):
+                if P[c, KIND] == RIGID and cv[c, MODE] == BONDED and impact.releases(P, cv, c,
+                                                                                    tol):
+                    _release(scheme, c, records, f"bond under tension ({cv[c, LAM]:.6g} N) "
+                                                 f"released")
+                    changed = True
+                    break
+        if not changed:
+            return records
+        n_changes += 1
+        if n_changes > limit:
+            raise SolverError(f"{scheme.label}: the modes of link "
+                              f"'{records[-1][2] if records else '?'}' keep changing at "
+                              f"t = {t:.12g} s (endless cascade of events at one instant)")
+
+
+def _gap_tolerance(scheme, c):
+    d = scheme.buf.DB[scheme.cur]
+    o = 3 * int(scheme.P[c, BLK])
+    return 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)),
+                       abs(scheme.P[c, 5]))
+
+
+def _bonded(scheme):
+    cv = scheme.buf.CV[scheme.cur]
+    return [c for c in scheme.links.rigid if cv[c, MODE] == BONDED]
+
+
+def _impact(scheme, j: int, records: list):
+    """Newton's law on rigid contact j (``fem.links.impact``): impulse, or a bond."""
+    b, cur = scheme.buf, scheme.cur
+    cv = b.CV[cur]
+    stick, target = impact.impact_target(scheme.P, cv, j)
+    if getattr(scheme, "zeno", None) is not None and not stick:
+        stick = scheme.zeno.bounce(j, scheme.t)
+        target = 0.0 if stick else target
+    rate = float(cv[j, PDOT])
+    others = [c for c in _bonded(scheme) if c != j]
+    rows = others + [j]
+    R = scheme.bond_rows(rows)
+    MR = scheme.mass_solve(R.T)
+    rates = np.array([cv[c, PDOT] for c in rows])
+    targets = np.zeros(len(rows))
+    targets[-1] = target
+    v = b.V[cur]
+    before = 0.5 * float(v @ (scheme.dyn.mass @ v))
+    v += impact.impulse(R, MR, rates, targets)
+    after = 0.5 * float(v @ (scheme.dyn.mass @ v))
+    lost = before - after
+    b.E[cur][2] += lost
+    scheme.link_state()
+    new_rate = float(b.CV[cur][j, PDOT])
+    name = scheme.links.link_of(j)
+    if stick:
+        b.CV[cur][j, MODE] = BONDED
+        b.CV[cur][j, ACT] = 1.0
+        b.CV[cur][j, CMP] = 0.0
+        records.append(_record(scheme.t, "stick", name,
+                               f"approach {rate:.9g} m/s: bodies move together", -rate,
+                               -new_rate, lost))
+    else:
+        records.append(_record(scheme.t, "impact", name,
+                               f"approach {rate:.9g} m/s, rebound {-new_rate:.9g} m/s", -rate,
+                               -new_rate, lost))
+
+
+def _release(scheme, c: int, records: list, why: str):
+    cv = scheme.buf.CV[scheme.cur]
+    cv[c, MODE] = OPEN
+    cv[c, ACT] = 0.0
+    cv[c, LAM] = 0.0
+    cv[c, CMP] = 0.0
+    records.append(_record(scheme.t, "separation", scheme.links.link_of(c), why, 0.0, 0.0, 0.0))
+
+
+# --------------------------------------------------------------------------- at the start
+def initial_modes(scheme) -> list:
+    """The link modes at the start (see ``Scheme.start``); returns the event records."""
+    P = scheme.P
+    b, cur = scheme.buf, scheme.cur
+    b.CV[cur] = 0.0
+    b.CV[cur][:, MODE] = OPEN
+    scheme.link_state(np.full(P.shape[0], -1.0))
+    cv = b.CV[cur]
+    dd = b.DD[cur]
+    records: list = []
+    for c in range(P.shape[0]):
+        o = 3 * int(P[c, BLK])
+        if P[c, KIND] == RIGID:
+            r, rate = impact.gap(cv, c), cv[c, PDOT]
+            if r <= _gap_tolerance(scheme, c) and abs(rate) <= P[c, VG]:
+                cv[c, MODE] = BONDED
+                cv[c, ACT] = 1.0
+            continue
+        if cv[c, ACT] > 0.5 and P[c, MU] > 0:
+            n = cv[c, 26:29]
+            vt = dd[o:o + 3] - (n @ dd[o:o + 3]) * n
+            if P[c, 16] > 0.5:
+                t = P[c, 13:16]
+                vt = (t @ dd[o:o + 3]) * t
+            speed = float(np.linalg.norm(vt))
+            if speed > 0:
+                # closed at the start while its surfaces slide: it is sliding
+                cv[c, MODE] = SLIP
+                cv[c, SDIR:SDIR + 3] = vt / speed
+    scheme.link_state()
+    scheme.equilibrium()
+    # bodies merely touching at the start (no compression between them) are free
+    for _ in range(len(scheme.links.rigid) + 1):
+        cv = b.CV[cur]
+        loose = [c for c in _bonded(scheme) if cv[c, LAM] <= 1e-12 * max(
+            1.0, max((abs(cv[k, LAM]) for k in _bonded(scheme)), default=0.0))]
+        if not loose:
+            break
+        cv[loose[0], MODE] = OPEN
+        cv[loose[0], ACT] = 0.0
+        scheme.equilibrium()
+    for c in _bonded(scheme):
+        records.append(_record(scheme.t, "stick", scheme.links.link_of(c),
+                               "bodies together at the start", -b.CV[cur][c, PDOT],
+                               -b.CV[cur][c, PDOT], 0.0))
+    return settle(scheme, records)
+
+
+class ZenoGuard:
+    """Impacts of one link closer than ``min_gap`` (s) apart, ``count`` times in a row: the
+    link sticks (the bounces of a ball coming to rest under a zero grazing velocity)."""
+
+    def __init__(self, span: float, count: int = 20):
+        self.min_gap = max(1e-12 * span, 1e-15)
+        self.count = count
+        self.last: dict = {}
+
+    def bounce(self, j: int, t: float) -> bool:
+        prev, run = self.last.get(j, (None, 0))
+        run = run + 1 if prev is not None and t - prev < self.min_gap * 1e3 else 0
+        self.last[j] = (t, run)
+        return run >= self.count

@@ -1,0 +1,302 @@
+"""Compiled pieces every scheme's step loop shares: the links' kinematics and forces on the
+integrated coordinates, the energy terms of a step (one implementation), the archived row of
+an instant, the detection of a link event inside a step, and the divergence test.
+
+State buffers (``Buffers``) are double: a step reads buffer ``cur`` and writes ``1 - cur``;
+taking the step is flipping ``cur``. The energy accumulators E (2, NE) hold, per buffer, the
+external work (loads, and imposed motion through the links), the energy the structural
+dampers dissipated and the energy the links dissipated (dampers, friction, impacts, stored
+energy lost at a release) since the start of the analysis (J).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from fem.links.columns import ACT, BLK, DIR, G0, G1, KIND, LAM, MODE, PDOT, RIGID, SLIP
+from fem.links.law import evaluate, step_dissipation, stored_energy, support_work
+from fem.links.shock import kinematics, normal_force
+
+#: energy accumulators: external work, structural damping, link dissipation
+EW, ES, EL = 0, 1, 2
+NE = 3
+#: names of the energy series, in the order of the archived energy columns
+ENERGY_TERMS = ("kinetic", "potential", "link_energy", "dissipated", "external_work")
+#: statuses of the compiled loops
+DONE, EVENT, DIVERGED, NOT_SETTLED, FULL, MINSTEP = range(6)
+#: a coordinate beyond this (m, or m.kg^0.5 on a modal basis) is a divergence
+DIVERGENCE_LIMIT = 1e15
+#: samples of a step's dense output where a contact's sign is checked (grazing contacts)
+SAMPLES = 4
+#: event kinds recorded by the loops (events = "step")
+EV_IMPACT, EV_SEPARATION, EV_SLIP, EV_STICK = 0, 1, 2, 3
+EVENT_NAMES = ("impact", "separation", "slip", "stick")
+
+
+class Buffers(NamedTuple):
+    """The double state: X, V, A (2, n); CV (2, nc, NV) contact values; PHI (2, 3 m) link
+    forces; DB, DD (2, 3 m) link displacements and rates; E (2, NE) energy accumulators."""
+    X: np.ndarray
+    V: np.ndarray
+    A: np.ndarray
+    CV: np.ndarray
+    PHI: np.ndarray
+    DB: np.ndarray
+    DD: np.ndarray
+    E: np.ndarray
+
+
+def make_buffers(n: int, nc: int, m3: int, nv: int) -> Buffers:
+    return Buffers(np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, nc, nv)),
+                   np.zeros((2, m3)), np.zeros((2, m3)), np.zeros((2, m3)), np.zeros((2, NE)))
+
+
+class Outputs(NamedTuple):
+    """Archived rows: time (k,), X, V, A (k, n), CV (k, nc, NV), EN (k, 5) energies."""
+    T: np.ndarray
+    X: np.ndarray
+    V: np.ndarray
+    A: np.ndarray
+    CV: np.ndarray
+    EN: np.ndarray
+
+
+def make_outputs(rows: int, n: int, nc: int, nv: int) -> Outputs:
+    return Outputs(np.empty(rows), np.empty((rows, n)), np.empty((rows, n)), np.empty((rows, n)),
+                   np.empty((rows, nc, nv)), np.empty((rows, len(ENERGY_TERMS))))
+
+
+class EventLog(NamedTuple):
+    """Events found by a loop with events = "step": time (s), contact, kind, speed."""
+    time: np.ndarray
+    contact: np.ndarray
+    kind: np.ndarray
+    speed: np.ndarray
+    count: np.ndarray
+
+
+def make_log(capacity: int) -> EventLog:
+    return EventLog(np.zeros(capacity), np.zeros(capacity, np.int64),
+                    np.zeros(capacity, np.int64), np.zeros(capacity), np.zeros(1, np.int64))
+
+
+# --------------------------------------------------------------------------- algebra
+@numba.njit(cache=True, nogil=True)
+def csr_product(data, indices, indptr, x, out):
+    """out = A x (A in CSR parts)."""
+    for r in range(out.size):
+        s = 0.0
+        for k in range(indptr[r], indptr[r + 1]):
+            s += data[k] * x[indices[k]]
+        out[r] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def csr_transpose_add(data, indices, indptr, y, scale, out):
+    """out += scale A^T y (A in CSR parts)."""
+    for r in range(indptr.size - 1):
+        yr = scale * y[r]
+        if yr != 0.0:
+            for k in range(indptr[r], indptr[r + 1]):
+                out[indices[k]] += data[k] * yr
+
+
+@numba.njit(cache=True, nogil=True)
+def dense_add(Mat, w, scale, out):
+    """out += scale Mat w (Mat (r, nb))."""
+    for r in range(Mat.shape[0]):
+        s = 0.0
+        for c in range(Mat.shape[1]):
+            s += Mat[r, c] * w[c]
+        out[r] += scale * s
+
+
+@numba.njit(cache=True, nogil=True)
+def quadratic(data, indices, indptr, x, y):
+    """x . A y."""
+    s = 0.0
+    for r in range(indptr.size - 1):
+        t = 0.0
+        for k in range(indptr[r], indptr[r + 1]):
+            t += data[k] * y[indices[k]]
+        s += x[r] * t
+    return s
+
+
+# --------------------------------------------------------------------------- links
+@numba.njit(cache=True, nogil=True)
+def link_kinematics(kin, x, v, w, d, dd):
+    """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
+    csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
+    csr_product(kin.Ld, kin.Li, kin.Lp, v, dd)
+    if kin.imposed:
+        dense_add(kin.Lw, w, 1.0, d)
+        dense_add(kin.Lv, w, 1.0, dd)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_rigid_forces(P, cv, phi):
+    """The bond forces of bonded rigid contacts (column LAM, pushing apart) into phi."""
+    for c in range(P.shape[0]):
+        if P[c, KIND] == RIGID and cv[c, ACT] > 0.5:
+            o = 3 * int(P[c, BLK])
+            lam = cv[c, LAM]
+            for q in range(3):
+                phi[o + q] -= lam * P[c, DIR + q]
+
+
+# --------------------------------------------------------------------------- energy
+@numba.njit(cache=True, nogil=True)
+def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1):
+    """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): the work of the loads
+    and of the structural dampers by the trapezoidal rule on the displacement increment, the
+    links' dissipation (``fem.links.law.step_dissipation``) and the work of the imposed
+    motion of the links' dofs."""
+    n = x0.size
+    nb = ops.B.shape[1]
+    work = 0.0
+    damped = 0.0
+    for j in range(n):
+        dx = x1[j] - x0[j]
+        f = 0.0
+        for c in range(nb):
+            f += ops.B[j, c] * (w0[c] + w1[c])
+        cv = 0.0
+        for k in range(ops.Cp[j], ops.Cp[j + 1]):
+            q = ops.Ci[k]
+            cv += ops.Cd[k] * (v0[q] + v1[q])
+        work += dx * f
+        damped += dx * cv
+    E1[0] = E0[0] + 0.5 * work
+    E1[1] = E0[1] + 0.5 * damped
+    E1[2] = E0[2]
+    if P.shape[0]:
+        E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
+        if kin.imposed:
+            m3 = phi0.size
+            e0 = np.zeros(m3)
+            e1 = np.zeros(m3)
+            dense_add(kin.Lw, w0, 1.0, e0)
+            dense_add(kin.Lw, w1, 1.0, e1)
+            E1[0] += support_work(phi0, phi1, e0, e1)
+
+
+@numba.njit(cache=True, nogil=True)
+def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
+    """Archive the instant t: the state (with ``half_dt`` > 0 the velocity v - half_dt a,
+    the half-step velocity of central differences), the contact values and the energies."""
+    n = x.size
+    out.T[row] = t
+    for j in range(n):
+        out.X[row, j] = x[j]
+        out.V[row, j] = v[j] - half_dt * a[j]
+        out.A[row, j] = a[j]
+    for c in range(cv.shape[0]):
+        for k in range(cv.shape[1]):
+            out.CV[row, c, k] = cv[c, k]
+    out.EN[row, 0] = 0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)
+    out.EN[row, 1] = 0.5 * quadratic(ops.Kd, ops.Ki, ops.Kp, x, x)
+    out.EN[row, 2] = stored_energy(cv)
+    out.EN[row, 3] = E[1] + E[2]
+    out.EN[row, 4] = E[0]
+
+
+# --------------------------------------------------------------------------- events
+@numba.njit(cache=True, nogil=True)
+def _chi_at(P, c, d0, dd0, d1, dd1, h, theta, o):
+    """The normal event function of contact c (in its mode at the start of the step) on the
+    cubic Hermite of the link displacement at fraction theta of a step h."""
+    t2 = theta * theta
+    t3 = t2 * theta
+    h00 = 2 * t3 - 3 * t2 + 1
+    h10 = t3 - 2 * t2 + theta
+    h01 = -2 * t3 + 3 * t2
+    h11 = t3 - t2
+    g00 = (6 * t2 - 6 * theta) / h
+    g10 = 3 * t2 - 4 * theta + 1
+    g01 = (-6 * t2 + 6 * theta) / h
+    g11 = 3 * t2 - 2 * theta
+    d = np.empty(d0.size)
+    dd = np.empty(d0.size)
+    for q in range(3):
+        r = o + q
+        d[r] = h00 * d0[r] + h10 * h * dd0[r] + h01 * d1[r] + h11 * h * dd1[r]
+        dd[r] = g00 * d0[r] + g10 * dd0[r] + g01 * d1[r] + g11 * dd1[r]
+    p, pd, n0, n1, n2, rho = kinematics(P, c, d, dd, o)
+    if P[c, KIND] == RIGID:
+        return -p
+    fn, chi = normal_force(P, c, p, pd)
+    return chi
+
+
+@numba.njit(cache=True, nogil=True)
+def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
+    """True when an event function armed at the start of the step (positive there) is zero
+    or below at its end, or when a contact's normal function changes sign at a sample of the
+    step's dense output (a contact that closes and opens again inside the step)."""
+    for c in range(P.shape[0]):
+        if cv0[c, G0] > 0.0 and cv1[c, G0] <= 0.0:
+            return True
+        if cv0[c, G1] > 0.0 and cv1[c, G1] <= 0.0:
+            return True
+    for c in range(P.shape[0]):
+        if not cv0[c, G0] > 0.0:
+            continue
+        closed = cv0[c, ACT] > 0.5
+        if P[c, KIND] == RIGID and closed:
+            continue
+        o = 3 * int(P[c, BLK])
+        for s in range(1, SAMPLES):
+            chi = _chi_at(P, c, d0, dd0, d1, dd1, h, s / SAMPLES, o)
+            if (closed and chi <= 0.0) or (not closed and chi > 0.0):
+                return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def record_changes(P, cv0, cv1, t, log):
+    """Log the mode changes of a step (events = "step") at time t."""
+    for c in range(P.shape[0]):
+        m0 = int(cv0[c, MODE])
+        m1 = int(cv1[c, MODE])
+        if m0 == m1:
+            continue
+        if (m0 == 0) != (m1 == 0):
+            kind = EV_IMPACT if m0 == 0 else EV_SEPARATION
+        elif m1 == SLIP:
+            kind = EV_SLIP
+        else:
+            kind = EV_STICK
+        e = log.count[0]
+        if e < log.time.size:
+            log.time[e] = t
+            log.contact[e] = c
+            log.kind[e] = kind
+            log.speed[e] = cv1[c, PDOT]
+            log.count[0] = e + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def diverged(x):
+    """True when a coordinate is not finite or beyond DIVERGENCE_LIMIT."""
+    for j in range(x.size):
+        if not abs(x[j]) <= DIVERGENCE_LIMIT:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def frozen_modes(cv, flags):
+    """flags = the modes of cv (events = "locate": the modes hold over the step)."""
+    for c in range(cv.shape[0]):
+        flags[c] = cv[c, MODE]
+
+
+@numba.njit(cache=True, nogil=True)
+def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac):
+    """Kinematics, law and forces of the links at one state (no rigid bond forces)."""
+    link_kinematics(kin, x, v, w, d, dd)
+    evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)

@@ -1,0 +1,458 @@
+"""The Newmark family: Newmark (beta, gamma), HHT-alpha and central differences (beta = 0,
+gamma = 1/2), on either basis (``fem.integrators.dynamics``), with every link law.
+
+Step. With u~ = u_n + dt v_n + dt^2 (1/2 - beta) a_n and v~ = v_n + dt (1 - gamma) a_n, the
+HHT-alpha equation (Hilber, Hughes, Taylor 1977; alpha in [-1/3, 0], alpha = 0 is Newmark)
+
+    M a_n+1 + (1 + alpha)(C v_n+1 + K u_n+1) - alpha (C v_n + K u_n)
+        = (1 + alpha) F_n+1 - alpha F_n + L^T ((1 + alpha) phi_n+1 - alpha phi_n)
+
+gives S a_n+1 = r + L^T g with S = M + (1 + alpha) gamma dt C + (1 + alpha) beta dt^2 K, then
+u_n+1 = u~ + beta dt^2 a_n+1 and v_n+1 = v~ + gamma dt a_n+1 (``advance_state``, the one place
+these formulas live). S is factorized once per step size. ``equilibrium = "modified"`` (code_
+aster's MODI_EQUI = 'NON') keeps HHT's beta and gamma with alpha = 0 in the equation.
+
+Links. With a0 = S^-1 r and Z = S^-1 L^T (n, 3 m), a_n+1 = a0 + Z g, and the link accelerations
+y = L a_n+1 solve the small system (W = L Z)
+
+    y = L a0 + W ((1 + alpha) phi(y) - alpha phi_n),
+    phi(y) = link laws at d = L u~ + Lw w + beta dt^2 y, d' = L v~ + Lv w + gamma dt y,
+
+by Newton's method; a bonded rigid contact adds its bond force lambda as an unknown and
+n . (y + La w) = 0 (no relative acceleration) as an equation. With every contact open, the
+iteration ends at once. With ``events = "step"`` the laws choose their modes at the end of
+the step (a semismooth Newton iteration; contacts whose mode keeps changing after a few
+iterations keep their mode over the step); with ``"locate"`` the modes hold over the step and
+the driver locates their changes (``fem.integrators.events``).
+
+Central differences archive the velocity at the step (second order) or, with
+``velocity = "half_step"``, v_n - dt/2 a_n = (u_n - u_n-1)/dt, the one code_aster's
+DIFF_CENTRE archives.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from fem.errors import SolverError
+from fem.integrators.base import Scheme, highest_frequency
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, add_rigid_forces,
+                                     archive_row, crossed, csr_product, dense_add, diverged,
+                                     frozen_modes, link_kinematics, record_changes,
+                                     step_energy)
+from fem.linalg import Factor, banded_solve, csr_matvec_add, small_solve
+from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
+from fem.links.law import evaluate
+
+MAX_ITERATIONS = 40
+#: iterations after which the contacts still changing keep their mode for the step
+HOLD_AFTER = 12
+TOLERANCE = 1e-11
+
+
+class StepOperators(NamedTuple):
+    """Per step size: the factor of S (band, perm), Z = S^-1 L^T (CSC parts), W = L Z."""
+    band: np.ndarray
+    perm: np.ndarray
+    Zd: np.ndarray
+    Zi: np.ndarray
+    Zp: np.ndarray
+    Wl: np.ndarray
+
+
+class Coefficients(NamedTuple):
+    beta: float
+    gamma: float
+    alpha: float
+
+
+class Work(NamedTuple):
+    """Scratch arrays of a step."""
+    ut: np.ndarray
+    vt: np.ndarray
+    rhs: np.ndarray
+    wv: np.ndarray          # (10, 3 m): D u~, D v~, D a0, y, d, d', residual, forcing, La w, dy
+    Jd: np.ndarray
+    Jv: np.ndarray
+    Jac: np.ndarray
+    z: np.ndarray
+    flags: np.ndarray
+    bonded: np.ndarray
+    rhs_l: np.ndarray
+    res_l: np.ndarray
+
+
+# --------------------------------------------------------------------------- formulas
+@numba.njit(cache=True, nogil=True, inline="always")
+def predict(u, v, a, dt, beta, gamma):
+    """The Newmark predictors (u~, v~) of one coordinate."""
+    return u + dt * v + dt * dt * (0.5 - beta) * a, v + dt * (1.0 - gamma) * a
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def advance_state(ut, vt, a, dt, beta, gamma):
+    """u_n+1, v_n+1 of one coordinate from the predictors and a_n+1."""
+    return ut + beta * dt * dt * a, vt + gamma * dt * a
+
+
+@numba.njit(cache=True, nogil=True)
+def _predict(dt, co, ops, w0, w1, x, v, a, ut, vt, rhs):
+    """Predictors and the right-hand side r of S a_n+1 = r."""
+    n = x.size
+    nb = ops.B.shape[1]
+    s = 1.0 + co.alpha
+    for j in range(n):
+        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, co.beta, co.gamma)
+        f = 0.0
+        for c in range(nb):
+            f += ops.B[j, c] * (s * w1[c] - co.alpha * w0[c])
+        rhs[j] = f
+    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, ut, -s, rhs)
+    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, vt, -s, rhs)
+    if co.alpha != 0.0:
+        csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, co.alpha, rhs)
+        csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, co.alpha, rhs)
+
+
+# --------------------------------------------------------------------------- links
+@numba.njit(cache=True, nogil=True)
+def _solve_links(dt, co, Wl, P, cv_old, cv_new, phi_old, phi, wk, flags):
+    """The link accelerations y (wk.wv[3]) and bond forces of the step (module docstring);
+    returns the number of iterations, or -1 when no consistent mode set is found."""
+    m3 = Wl.shape[0]
+    s = 1.0 + co.alpha
+    bd = co.beta * dt * dt
+    gd = co.gamma * dt
+    wv = wk.wv
+    Dut, Dvt, Da0, y, d, dd, R, g, Law, dy = (wv[0], wv[1], wv[2], wv[3], wv[4], wv[5],
+                                               wv[6], wv[7], wv[8], wv[9])
+    nr = 0
+    for c in range(P.shape[0]):
+        if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
+            wk.bonded[nr] = c
+            nr += 1
+    N = m3 + nr
+    z = wk.z
+    for r in range(m3):
+        acc = Da0[r]
+        for q in range(m3):
+            acc += Wl[r, q] * phi_old[q]
+        y[r] = acc
+    for k in range(nr):
+        z[m3 + k] = cv_old[wk.bonded[k], LAM]
+    scale0 = 0.0
+    for r in range(m3):
+        scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
+    mask = flags
+    Jd, Jv, Jac = wk.Jd, wk.Jv, wk.Jac
+    for it in range(MAX_ITERATIONS):
+        for r in range(m3):
+            d[r] = Dut[r] + bd * y[r]
+            dd[r] = Dvt[r] + gd * y[r]
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
+        if it >= HOLD_AFTER:
+            held = False
+            for c in range(P.shape[0]):
+                if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
+                    if not held and mask is flags:
+                        mask = flags.copy()
+                    mask[c] = cv_old[c, MODE]
+                    held = True
+            if held:
+                evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
+        for k in range(nr):
+            c = wk.bonded[k]
+            lam = z[m3 + k]
+            cv_new[c, LAM] = lam
+            cv_new[c, FN] = lam
+            cv_new[c, G0] = lam
+            o = 3 * int(P[c, BLK])
+            for q in range(3):
+                phi[o + q] -= lam * P[c, DIR + q]
+        for r in range(m3):
+            g[r] = s * phi[r] - co.alpha * phi_old[r]
+        rn = 0.0
+        scale = scale0
+        for r in range(m3):
+            wg = 0.0
+            for q in range(m3):
+                wg += Wl[r, q] * g[q]
+            R[r] = y[r] - Da0[r] - wg
+            rn = max(rn, abs(R[r]))
+            scale = max(scale, abs(y[r]), abs(wg))
+        for k in range(nr):
+            c = wk.bonded[k]
+            o = 3 * int(P[c, BLK])
+            e = 0.0
+            for q in range(3):
+                e += P[c, DIR + q] * (y[o + q] + Law[o + q])
+            wk.res_l[k] = e
+            rn = max(rn, abs(e))
+        if rn <= TOLERANCE * scale:
+            for k in range(nr):
+                c = wk.bonded[k]
+                if z[m3 + k] > 0.0:
+                    cv_new[c, CMP] = 1.0
+            return it
+        for r in range(N):
+            for q in range(N):
+                Jac[r, q] = 0.0
+        m = m3 // 3
+        for r in range(m3):
+            Jac[r, r] = 1.0
+            for b in range(m):
+                for p in range(3):
+                    w = Wl[r, 3 * b + p]
+                    if w == 0.0:
+                        continue
+                    for q in range(3):
+                        Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
+        rhs_l = wk.rhs_l
+        for r in range(m3):
+            rhs_l[r] = -R[r]
+        for k in range(nr):
+            c = wk.bonded[k]
+            o = 3 * int(P[c, BLK])
+            for q in range(3):
+                nq = P[c, DIR + q]
+                Jac[m3 + k, o + q] = nq
+                for r in range(m3):
+                    Jac[r, m3 + k] += s * Wl[r, o + q] * nq
+            rhs_l[m3 + k] = -wk.res_l[k]
+        if not small_solve(Jac, rhs_l, N):
+            return -1
+        for r in range(m3):
+            y[r] += rhs_l[r]
+        for k in range(nr):
+            z[m3 + k] += rhs_l[m3 + k]
+    return -1
+
+
+# --------------------------------------------------------------------------- one step
+@numba.njit(cache=True, nogil=True)
+def finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links):
+    """Links, state update and energies of a step whose predictors are in wk and whose a0
+    is in buf.A[1 - cur]; the new state goes to buffer 1 - cur. Returns DONE or NOT_SETTLED."""
+    nxt = 1 - cur
+    n = wk.ut.size
+    s = 1.0 + co.alpha
+    a1 = buf.A[nxt]
+    if has_links:
+        wv = wk.wv
+        link_kinematics(kin, wk.ut, wk.vt, w1, wv[0], wv[1])
+        csr_product(kin.Ld, kin.Li, kin.Lp, a1, wv[2])
+        m3 = wv.shape[1]
+        for r in range(m3):
+            wv[8, r] = 0.0
+        if kin.imposed:
+            dense_add(kin.La, w1, 1.0, wv[8])
+        its = _solve_links(dt, co, sops.Wl, P, buf.CV[cur], buf.CV[nxt], buf.PHI[cur],
+                           buf.PHI[nxt], wk, flags)
+        if its < 0:
+            return NOT_SETTLED
+        for r in range(m3):
+            buf.DB[nxt, r] = wv[4, r]
+            buf.DD[nxt, r] = wv[5, r]
+        for col in range(m3):
+            g = s * buf.PHI[nxt, col] - co.alpha * buf.PHI[cur, col]
+            if g != 0.0:
+                for k in range(sops.Zp[col], sops.Zp[col + 1]):
+                    a1[sops.Zi[k]] += sops.Zd[k] * g
+    x1, v1 = buf.X[nxt], buf.V[nxt]
+    for j in range(n):
+        x1[j], v1[j] = advance_state(wk.ut[j], wk.vt[j], a1[j], dt, co.beta, co.gamma)
+    step_energy(ops, kin, P, buf.X[cur], x1, buf.V[cur], v1, w0, w1, buf.CV[cur], buf.CV[nxt],
+                buf.PHI[cur], buf.PHI[nxt], buf.DB[cur], buf.DB[nxt], buf.E[cur], buf.E[nxt])
+    return DONE
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_banded(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links):
+    _predict(dt, co, ops, w0, w1, buf.X[cur], buf.V[cur], buf.A[cur], wk.ut, wk.vt, wk.rhs)
+    banded_solve(sops.band, sops.perm, wk.rhs, buf.A[1 - cur])
+    return finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links)
+
+
+@numba.njit(cache=True, nogil=True)
+def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
+          locate, log, half_dt, has_links):
+    """Steps i0 + 1 ... k of a chunk (banded factor); returns (status, step, buffer holding
+    the state, rows). On EVENT the step ``step`` is computed into the other buffer."""
+    flags = wk.flags
+    for i in range(i0 + 1, k + 1):
+        if locate:
+            frozen_modes(buf.CV[cur], flags)
+        status = _step_banded(dt, co, ops, kin, P, sops, W[i - 1], W[i], buf, cur, wk, flags,
+                              has_links)
+        nxt = 1 - cur
+        if status != DONE:
+            return status, i, cur, row
+        if diverged(buf.X[nxt]):
+            return DIVERGED, i, cur, row
+        if has_links:
+            if locate:
+                if crossed(P, buf.CV[cur], buf.CV[nxt], buf.DB[cur], buf.DD[cur], buf.DB[nxt],
+                           buf.DD[nxt], dt):
+                    return EVENT, i, cur, row
+            else:
+                record_changes(P, buf.CV[cur], buf.CV[nxt], times[i], log)
+        cur = nxt
+        if archive[i]:
+            archive_row(out, row, times[i], ops, buf.X[cur], buf.V[cur], buf.A[cur],
+                        buf.CV[cur], buf.E[cur], half_dt)
+            row += 1
+    return DONE, k, cur, row
+
+
+# --------------------------------------------------------------------------- the scheme
+class NewmarkFamily(Scheme):
+    """Newmark, HHT-alpha or central differences (module docstring)."""
+
+    fixed_step = True
+    keeps_acceleration = True
+
+    def __init__(self, dynamics, links, *, beta=0.25, gamma=0.5, alpha=0.0, name="newmark",
+                 events="step", velocity="step", equilibrium="alpha", label="analysis"):
+        super().__init__(dynamics, links, name=name, events=events, label=label)
+        self.co = Coefficients(float(beta), float(gamma),
+                               0.0 if equilibrium == "modified" else float(alpha))
+        self.half_step_velocity = velocity == "half_step"
+        self._ops_cache: dict[float, tuple] = {}
+        self._spare: dict[float, tuple] = {}
+        m3 = self.L.shape[0]
+        nr = len(links.rigid) if links else 0
+        nc = self.P.shape[0]
+        self.wk = Work(np.empty(self.n), np.empty(self.n), np.empty(self.n),
+                       np.zeros((10, m3)), np.zeros((max(m3 // 3, 1), 3, 3)),
+                       np.zeros((max(m3 // 3, 1), 3, 3)), np.zeros((m3 + nr, m3 + nr)),
+                       np.zeros(m3 + nr), np.full(nc, -1.0), np.zeros(max(nr, 1), np.int64),
+                       np.zeros(m3 + nr), np.zeros(max(nr, 1)))
+
+    # ------------------------------------------------------------------ set-up
+    def stability_limit(self):
+        co = self.co
+        if 2 * co.beta >= co.gamma >= 0.5:
+            return None
+        from types import SimpleNamespace
+
+        K = self.dyn.stiffness
+        if self.links:
+            from fem.links.columns import KN, KT, MU
+            extra = sp.csr_matrix(K.shape)
+            for c in range(self.P.shape[0]):
+                b = int(self.P[c, BLK])
+                rows = self.L[3 * b:3 * b + 3]
+                k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
+                extra = extra + k * (rows.T @ rows)
+            K = (K + extra).tocsr()
+        omega = highest_frequency(SimpleNamespace(mass=self.dyn.mass, stiffness=K))
+        if omega == 0:
+            return None
+        if co.beta == 0:
+            return 2.0 / omega
+        return 1.0 / (omega * np.sqrt(max(co.gamma / 2 - co.beta, 1e-300)))
+
+    def step_operators(self, dt: float, keep: bool = True):
+        """(Factor, StepOperators) for a step size; the grid's sizes are kept, those of the
+        steps cut at events in a small cache."""
+        found = self._ops_cache.get(dt) or self._spare.get(dt)
+        if found is not None:
+            return found
+        s = 1.0 + self.co.alpha
+        S = (self.dyn.mass + (s * self.co.gamma * dt) * self.dyn.damping
+             + (s * self.co.beta * dt * dt) * self.dyn.stiffness)
+        factor = Factor(S, what=f"iteration matrix of {self.name} (dt = {dt:g} s)")
+        m3 = self.L.shape[0]
+        if m3:
+            LT = self.L.T.toarray()
+            Z = np.column_stack([factor.solve(np.ascontiguousarray(LT[:, j]))
+                                 for j in range(m3)])
+            Wl = np.asarray(self.L @ Z)
+            Wl = np.ascontiguousarray(0.5 * (Wl + Wl.T))
+            Zc = sp.csc_matrix(Z)
+            Zc.eliminate_zeros()
+            zparts = (np.ascontiguousarray(Zc.data, np.float64),
+                      np.ascontiguousarray(Zc.indices, np.int64),
+                      np.ascontiguousarray(Zc.indptr, np.int64))
+        else:
+            Wl = np.zeros((0, 0))
+            zparts = (np.zeros(0), np.zeros(0, np.int64), np.zeros(1, np.int64))
+        band = factor.band if factor.banded else np.zeros((1, 0))
+        perm = factor.perm if factor.banded else np.zeros(0, np.int64)
+        found = (factor, StepOperators(band, perm, *zparts, Wl))
+        if keep:
+            self._ops_cache[dt] = found
+        else:
+            if len(self._spare) >= 4:
+                self._spare.pop(next(iter(self._spare)))
+            self._spare[dt] = found
+        return found
+
+    # ------------------------------------------------------------------ stepping
+    def run_steps(self, i0, k, times, dt, W, archive, out, row):
+        """Steps i0 + 1 ... k of the chunk (see ``Scheme.advance``)."""
+        factor, sops = self.step_operators(dt)
+        half = 0.5 * dt if self.half_step_velocity else 0.0
+        if factor.banded:
+            status, i, cur, row = _loop(i0, k, times, dt, self.co, self.ops, self.kin, self.P,
+                                        sops, W, archive, self.buf, self.cur, self.wk, out,
+                                        row, self.locate, self.log, half, bool(self.links))
+            self.cur = cur
+        else:
+            status, i, row = self._sparse_loop(factor, sops, i0, k, times, dt, W, archive, out,
+                                               row, half)
+        self.steps += i - i0 - (1 if status != DONE else 0)
+        return status, i, row
+
+    def _sparse_step(self, factor, sops, h, w0, w1, flags):
+        """One step with a sparse LU factor (a bandwidth too large for the banded one)."""
+        c, b = self.cur, self.buf
+        _predict(h, self.co, self.ops, w0, w1, b.X[c], b.V[c], b.A[c], self.wk.ut, self.wk.vt,
+                 self.wk.rhs)
+        b.A[1 - c] = factor.solve(self.wk.rhs)
+        return finish_step(h, self.co, self.ops, self.kin, self.P, sops, w0, w1, b, c, self.wk,
+                           flags, bool(self.links))
+
+    def _sparse_loop(self, factor, sops, i0, k, times, dt, W, archive, out, row, half):
+        b = self.buf
+        for i in range(i0 + 1, k + 1):
+            flags = self._flags()
+            status = self._sparse_step(factor, sops, dt, W[i - 1], W[i], flags)
+            c, x = self.cur, 1 - self.cur
+            if status != DONE:
+                return status, i, row
+            if diverged(b.X[x]):
+                return DIVERGED, i, row
+            if self.links:
+                if self.locate:
+                    if crossed(self.P, b.CV[c], b.CV[x], b.DB[c], b.DD[c], b.DB[x], b.DD[x], dt):
+                        return EVENT, i, row
+                else:
+                    record_changes(self.P, b.CV[c], b.CV[x], times[i], self.log)
+            self.cur = x
+            if archive[i]:
+                archive_row(out, row, times[i], self.ops, b.X[x], b.V[x], b.A[x], b.CV[x],
+                            b.E[x], half)
+                row += 1
+        return DONE, k, row
+
+    def single_step(self, h, w0, w1, flags):
+        """One step of size h from buffer cur into the other with the modes ``flags``;
+        returns the status."""
+        factor, sops = self.step_operators(h, keep=False)
+        if factor.banded:
+            return _step_banded(h, self.co, self.ops, self.kin, self.P, sops, w0, w1, self.buf,
+                                self.cur, self.wk, flags, bool(self.links))
+        return self._sparse_step(factor, sops, h, w0, w1, flags)
+
+    def archive_half_dt(self, dt):
+        return 0.5 * dt if self.half_step_velocity else 0.0
+
+    def not_settled(self, t):
+        raise SolverError(f"{self.label}: the modes of the links do not settle within the "
+                          f"step ending at t = {t:.9g} s (no consistent set after "
+                          f"{MAX_ITERATIONS} iterations); reduce the step")

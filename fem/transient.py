@@ -1,0 +1,265 @@
+"""The one transient driver: every scheme of ``fem.integrators`` runs through :func:`integrate`.
+
+It owns the time grid (in chunks of knots, with the load values at the knots), the archive
+(rows handed to a sink), the events (the one locator of ``fem.integrators.events``, and the
+changes the laws log with ``events = "step"``), the guards (event storms, divergence), and the
+progress bar. Schemes and laws write no file; the sink decides what an archived row becomes
+(``ResultsSink`` for the results file, ``MemorySink`` for tests and benchmarks).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from fem.errors import SolverError
+from fem.integrators.base import Chunk
+from fem.integrators.events import MAX_EVENTS_PER_STEP, locate
+from fem.integrators.kernels import (DIVERGED, DONE, ENERGY_TERMS, EVENT, EVENT_NAMES, FULL,
+                                     MINSTEP, NOT_SETTLED, make_outputs)
+from fem.links.columns import NV, PDOT
+
+#: a chunk holds at most this many float64 values per archived field
+CHUNK_VALUES = 4_000_000
+MAX_CHUNK_STEPS = 8192
+
+
+class Result:
+    """What a run gives besides its archived rows: events (time, kind, link, detail,
+    velocity_before, velocity_after, energy_lost), steps taken and rejected."""
+
+    def __init__(self):
+        self.events: list = []
+        self.steps = 0
+        self.rejected = 0
+
+
+def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
+              progress=None, result: Result | None = None) -> Result:
+    """Run ``scheme`` over ``grid`` (``fem.timegrid.TimeGrid``) from (x0, v0); archived rows
+    go to ``sink.append(outputs)``. ``result`` (a fresh one by default) gets the events and the
+    step counts even when the run fails. Raises SolverError on a numerical failure."""
+    result = result if result is not None else Result()
+    dyn = scheme.dyn
+    times = grid.times
+    load = _exact_load(dyn)
+    w0 = load(times[0])
+    result.events += scheme.start(float(times[0]), np.array(x0, float), np.array(v0, float), w0,
+                                  acceleration)
+    n, nc = scheme.n, scheme.P.shape[0]
+    width = max(1, 3 * n + nc * NV + len(ENERGY_TERMS))
+    chunk_steps = int(max(16, min(MAX_CHUNK_STEPS, CHUNK_VALUES // width)))
+    if grid.archive[0]:
+        out = make_outputs(1, n, nc, NV)
+        scheme.archive_now(out, 0)
+        sink.append(out, 1)
+    try:
+        for i0, i1, dt in grid.segments:
+            for c0 in range(i0, i1, chunk_steps):
+                c1 = min(c0 + chunk_steps, i1)
+                knots = times[c0:c1 + 1]
+                with np.errstate(all="ignore"):
+                    W = np.ascontiguousarray(dyn.load_values(knots), np.float64)
+                if not np.isfinite(W).all():
+                    bad = int(np.where(~np.isfinite(W).all(axis=1))[0][0])
+                    raise SolverError(f"{scheme.label}: a load or imposed-motion function is "
+                                      f"not finite at t = {knots[bad]:.9g} s")
+                archive = np.ascontiguousarray(grid.archive[c0:c1 + 1], np.bool_).copy()
+                archive[0] = False
+                _run_chunk(scheme, Chunk(knots, W, archive, dt, load), sink, result)
+                if progress is not None:
+                    progress(c1 - c0)
+    finally:
+        result.steps = scheme.steps
+        result.rejected = scheme.rejected
+    return result
+
+
+def _run_chunk(scheme, chunk, sink, result):
+    n, nc = scheme.n, scheme.P.shape[0]
+    capacity = int(np.count_nonzero(chunk.archive)) + (256 if scheme.adaptive else 0) + 2
+    out = make_outputs(capacity, n, nc, NV)
+    scheme.begin(chunk)
+    row = 0
+    storm_at, storm = None, 0
+    while True:
+        status, row = scheme.advance(out, row)
+        _drain(scheme, result)
+        if status == DONE:
+            break
+        if status == FULL:
+            sink.append(out, row)
+            row = 0
+            continue
+        if status == EVENT:
+            if row >= capacity - 1:
+                sink.append(out, row)
+                row = 0
+            step_end = scheme.pending[0]
+            if step_end == storm_at:
+                storm += 1
+                if storm > MAX_EVENTS_PER_STEP:
+                    last = result.events[-1][2] if result.events else "?"
+                    raise SolverError(f"{scheme.label}: event storm: more than "
+                                      f"{MAX_EVENTS_PER_STEP} events of the links (last: link "
+                                      f"'{last}') between t = {scheme.t:.12g} s and "
+                                      f"{step_end:.12g} s; the contact chatters (give the "
+                                      f"link damping, a grazing velocity, or a smaller step)")
+            else:
+                storm_at, storm = step_end, 1
+            row, records = locate(scheme, out, row)
+            result.events += records
+            continue
+        if status == DIVERGED:
+            sink.append(out, row)
+            raise SolverError(_divergence(scheme))
+        if status == NOT_SETTLED:
+            sink.append(out, row)
+            scheme.not_settled(scheme.pending[0] if scheme.pending else scheme.t)
+        if status == MINSTEP:
+            sink.append(out, row)
+            raise SolverError(scheme.min_step_message())
+        raise SolverError(f"{scheme.label}: unexpected status {status} of the step loop")
+    sink.append(out, row)
+
+
+def _drain(scheme, result):
+    """Move the events the laws logged (events = "step") to the result."""
+    log = scheme.log
+    count = int(log.count[0])
+    if not count:
+        return
+    for e in range(count):
+        c = int(log.contact[e])
+        kind = EVENT_NAMES[int(log.kind[e])]
+        result.events.append((float(log.time[e]), kind, scheme.links.link_of(c),
+                              f"side {scheme.links.sides[c]}, approach speed "
+                              f"{log.speed[e]:.9g} m/s", math.nan, math.nan, math.nan))
+    if count >= log.time.size:
+        raise SolverError(f"{scheme.label}: more than {log.time.size} events of the links in "
+                          f"one chunk of steps before t = {scheme.t:.9g} s (event storm)")
+    log.count[0] = 0
+
+
+def _divergence(scheme) -> str:
+    b = scheme.buf
+    x = b.X[1 - scheme.cur]
+    bad = np.flatnonzero(~(np.abs(x) <= 1e15))
+    j = int(bad[0]) if len(bad) else int(np.argmax(np.abs(x)))
+    t = scheme.pending[0] if scheme.pending else scheme.t
+    what = scheme.dyn.describe(j)
+    value = x[j]
+    return (f"{scheme.label}: the solution diverged at t = {t:.9g} s ({what} reached "
+            f"{value:.3g}); the step may exceed the stability limit of {scheme.name}, or a "
+            f"parameter is out of physical range")
+
+
+def _exact_load(dyn):
+    def load(t):
+        return np.ascontiguousarray(dyn.load_values(np.array([float(t)]))[0], np.float64)
+    return load
+
+
+# --------------------------------------------------------------------------- sinks
+class MemorySink:
+    """Archived rows kept in memory: ``arrays()`` gives time, x, v, a (k, n), contact values
+    (k, nc, NV) and energies (k, 5)."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def append(self, out, rows):
+        if rows:
+            self.blocks.append(tuple(np.array(a[:rows]) for a in out))
+
+    def arrays(self) -> dict:
+        names = ("time", "x", "v", "a", "contacts", "energy")
+        if not self.blocks:
+            return {}
+        return {name: np.concatenate([b[i] for b in self.blocks]) for i, name in
+                enumerate(names)}
+
+
+class ResultsSink:
+    """Archived rows to a series of the results file (``fem.results.SeriesWriter``): the
+    physical fields asked (expanded to all the archived dofs), the generalized coordinates on
+    a modal basis, the link series and the energy terms. Rows are gathered into blocks of
+    about BLOCK_VALUES values before they are written."""
+
+    BLOCK_VALUES = 2_000_000
+    #: rows are written at least this often (s), so that a run stopped at any moment leaves
+    #: its recent rows in the file
+    FLUSH_SECONDS = 0.5
+    GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
+                   "acceleration": "generalized/qddot"}
+
+    def __init__(self, series, dyn, links, fields, width: int):
+        self.series = series
+        self.dyn = dyn
+        self.links = links
+        self.fields = list(fields)
+        self.pending = []
+        self.pending_rows = 0
+        per_row = (len(self.fields) * width + (3 * dyn.size if dyn.generalized else 0)
+                   + 8 * max(links.count, 0) + 6)
+        self.block_rows = max(256, self.BLOCK_VALUES // max(per_row, 1))
+        self.last_flush = time.monotonic()
+
+    @staticmethod
+    def columns(dyn, links, fields, width: int) -> dict:
+        cols = {"time": 0, **{f: width for f in fields}}
+        if dyn.generalized:
+            cols.update({name: dyn.size for name in ResultsSink.GENERALIZED.values()})
+        if links:
+            cols.update(links.series_columns())
+            cols.update({f"energy/{t}": 0 for t in ENERGY_TERMS})
+        return cols
+
+    @property
+    def rows(self) -> int:
+        return self.series.rows + self.pending_rows
+
+    def append(self, out, rows):
+        if not rows:
+            return
+        t = np.array(out.T[:rows])
+        blocks = {"time": t}
+        states = (("displacement", out.X, 0), ("velocity", out.V, 1),
+                  ("acceleration", out.A, 2))
+        with np.errstate(all="ignore"):
+            for field, data, order in states:
+                q = np.array(data[:rows])
+                if field in self.fields:
+                    blocks[field] = self.dyn.expand(q, t, order)
+                if self.dyn.generalized:
+                    blocks[self.GENERALIZED[field]] = q
+        if self.links:
+            blocks.update(self.links.series(out.CV[:rows]))
+            for j, term in enumerate(ENERGY_TERMS):
+                blocks[f"energy/{term}"] = np.array(out.EN[:rows, j])
+        self.pending.append(blocks)
+        self.pending_rows += rows
+        if (self.pending_rows >= self.block_rows
+                or time.monotonic() - self.last_flush > self.FLUSH_SECONDS):
+            self.flush()
+
+    def flush(self):
+        self.last_flush = time.monotonic()
+        if self.pending:
+            self.series.append(**{key: np.concatenate([b[key] for b in self.pending])
+                                  for key in self.pending[0]})
+            self.pending.clear()
+            self.pending_rows = 0
+
+
+def progress_bar(total, name):
+    """A tqdm bar on stderr for long runs attached to a terminal, else None."""
+    if not sys.stderr.isatty() or total < 20000:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=name, unit="step", unit_scale=True, leave=False,
+                file=sys.stderr)
