@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fem.cli import EXIT_INVALID, EXIT_OK, main
-from fem.errors import NotAvailableError, StudyError
+from fem.errors import StudyError
 from fem.integrators import catalog
 from fem.study import load_study
 
@@ -263,12 +263,9 @@ def test_scheme_keys_are_checked_against_the_catalog(tmp_path, basis, scheme, li
     ("physical", "central_difference", "velocity", "half_step", "step"),
     ("modal", "central_difference", "velocity", "half_step", "step"),
 ])
-def test_values_the_solver_does_not_honour_yet_are_refused(tmp_path, basis, scheme, key, value,
-                                                           honoured):
+def test_convention_keys_are_read(tmp_path, basis, scheme, key, value, honoured):
     assert params(tmp_path, basis, scheme, f'step = 0.01\n{key} = "{honoured}"')[key] == honoured
-    with pytest.raises(NotAvailableError) as error:
-        params(tmp_path, basis, scheme, f'step = 0.01\n{key} = "{value}"')
-    assert str(error.value).startswith(f'{where(basis)}.{key}: "{value}" is not available yet')
+    assert params(tmp_path, basis, scheme, f'step = 0.01\n{key} = "{value}"')[key] == value
 
 
 # -- friction keys of shock links -----------------------------------------------------------
@@ -326,17 +323,26 @@ LINK_ERRORS = [
      ["link[1].friction_direction", "must not be the zero vector"]),
     ("direction_of_two_numbers", PLANE, "friction = 0.3\nfriction_direction = [1.0, 0.0]",
      ["link[1].friction_direction", "expected 3 numbers, got 2"]),
-    # valid values the solver does not honour yet
-    ("static_above_friction", PLANE, "friction = 0.3\nstatic_friction = 0.5",
-     ["link[1].static_friction", "not available yet"]),
-    ("direction_in_the_plane", PLANE, "friction = 0.3\nfriction_direction = [1.0, 1.0, 0.0]",
-     ["link[1].friction_direction", "unidirectional friction is not available yet"]),
-    ("direction_orthogonal_to_round_off", TWO_PLANES,
-     "friction = 0.3\nfriction_direction = [1.0, 1e-12, 0.0]",
-     ["link[1].friction_direction", "unidirectional friction is not available yet"]),
-    ("direction_along_the_axis", CIRCLE, "friction = 0.3\nfriction_direction = [0.0, 0.0, -2.0]",
-     ["link[1].friction_direction", "unidirectional friction is not available yet"]),
 ]
+
+#: valid friction keys: the run goes through
+LINK_VALID = [
+    ("static_above_friction", PLANE, "friction = 0.3\nstatic_friction = 0.5"),
+    ("direction_in_the_plane", PLANE, "friction = 0.3\nfriction_direction = [1.0, 1.0, 0.0]"),
+    ("direction_orthogonal_to_round_off", TWO_PLANES,
+     "friction = 0.3\nfriction_direction = [1.0, 1e-12, 0.0]"),
+    ("direction_along_the_axis", CIRCLE, "friction = 0.3\nfriction_direction = [0.0, 0.0, -2.0]"),
+]
+
+
+@pytest.mark.parametrize("obstacle, lines", [c[1:] for c in LINK_VALID],
+                         ids=[c[0] for c in LINK_VALID])
+def test_valid_friction_keys_run(tmp_path, capsys, obstacle, lines):
+    study = tmp_path / "study.toml"
+    study.write_text(shock_study(obstacle, lines), encoding="utf-8")
+    out = tmp_path / "results.h5"
+    code = main(["run", str(study), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("obstacle, lines, expected", [c[1:] for c in LINK_ERRORS],

@@ -412,14 +412,9 @@ def test_force_and_gap_release_with_contact_damping(run_toml):
 
 
 def test_refused_combinations(run_toml):
-    with pytest.raises(NotAvailableError, match="locate"):
-        run_toml(one_dof_toml('scheme = "central_difference"\nstep = 1e-4\n'
-                              'events = "locate"'), name="locate")
     with pytest.raises(NotAvailableError, match="static_correction"):
         run_toml(one_dof_toml('scheme = "adaptive2"\nstatic_correction = true'),
                  name="correction")
-    with pytest.raises(NotAvailableError, match="newmark"):
-        run_toml(one_dof_toml('scheme = "newmark"\nstep = 1e-4'), name="newmark")
 
 
 def test_modal_link_options_refused_before_any_results_file(tmp_path, capsys):
@@ -430,8 +425,6 @@ def test_modal_link_options_refused_before_any_results_file(tmp_path, capsys):
     text = (ROOT / "studies" / "v2_impact_oscillator.toml").read_text()
     start = text.index('name = "modal_cd"')
     cases = [
-        (text[:start] + text[start:].replace("step = 4e-6", 'step = 4e-6\nevents = "locate"', 1),
-         'analysis[3].events: "locate" is not available'),
         (text[:start] + text[start:].replace("step = 4e-6", "step = 4e-6\nstatic_correction = true",
                                              1),
          "analysis[3].static_correction: not available with links"),

@@ -579,12 +579,12 @@ def _bad(tmp_path, capsys, old, new, name):
      "error: link[1].normal: must not be the zero vector"),
     ('stiffness = 100.0', 'stiffness = -100.0', "error: link[1].stiffness: must be > 0"),
     ('damping = 0.0\n', 'damping = 0.0\nfriction = 0.2\n',
-     "error: analysis[1].links: friction (link[1].friction, link 'ground') is not available "
-     "with scheme 'exact'"),
+     "error: analysis[1].links: Coulomb friction (link[1].friction, link 'ground') cannot "
+     "run with scheme 'exact': sliding in a plane follows the direction of the sliding"),
     ('obstacle = "plane"\nnormal = [0.0, 0.0, -1.0]     # the gap closes when the node moves '
      'down', 'obstacle = "circle"\naxis = [0.0, 0.0, 1.0]',
-     "error: analysis[1].links: a circular obstacle (link[1].obstacle, link 'ground') is not "
-     "available with scheme 'exact'"),
+     "error: analysis[1].links: shock, circle (link[1].obstacle, link 'ground') cannot run "
+     "with scheme 'exact': the radial penetration |r| - gap of a circular obstacle"),
     ('obstacle = "plane"\nnormal = [0.0, 0.0, -1.0]     # the gap closes when the node moves '
      'down\ngap = 2.0', 'obstacle = "circle"\naxis = [0.0, 0.0, 1.0]\ngap = 0.0',
      "error: link[1].gap: must be > 0"),

@@ -3,7 +3,7 @@ checks across analyses, and the ``[[check]]`` blocks."""
 
 from __future__ import annotations
 
-from fem.errors import NotAvailableError, StudyError
+from fem.errors import StudyError
 from fem.integrators import catalog
 from fem.study.specs import ANALYSIS_KINDS, FIELDS, MAX_STEPS, AnalysisSpec
 from fem.validate import Table, check_float_list
@@ -146,15 +146,9 @@ def _transient(t: Table, p: dict, loads, links):
     _scheme_keys(t, p, row)
 
 
-#: scheme keys the solver honours at one value only so far (key -> that value); any other
-#: value stops the run. Remove an entry once the solver honours every value of its key.
-NOT_YET_HONOURED = {"initial_acceleration": "equilibrium", "equilibrium": "alpha",
-                    "velocity": "step"}
-
-
 def _scheme_keys(t: Table, p: dict, row):
     """Read the keys of ``row``'s scheme into ``p`` with the catalog's defaults and bounds;
-    refuse the keys of other schemes, and the values the solver does not honour yet."""
+    refuse the keys of other schemes."""
     own = {key.name for key in row.keys}
     for name in sorted(catalog.scheme_keys() - own):
         if t.has(name):
@@ -168,10 +162,6 @@ def _scheme_keys(t: Table, p: dict, row):
             p[key.name] = t.str(key.name, default, choices=key.choices or None)
         else:
             raise TypeError(f"scheme key {key.name}: no reader for {key.kind.__name__}")
-        honoured = NOT_YET_HONOURED.get(key.name, p[key.name])
-        if p[key.name] != honoured:
-            raise NotAvailableError(f"{t.key(key.name)}: \"{p[key.name]}\" is not available "
-                                    f"yet in this version of fem (only \"{honoured}\")")
 
 
 def _within(x: float, start: float, end: float) -> bool:

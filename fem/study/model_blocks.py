@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fem.errors import NotAvailableError, StudyError
+from fem.errors import StudyError
 from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
                              RelationSpec, Targets)
@@ -273,7 +273,6 @@ def _link(t: Table, i, components) -> LinkSpec:
         p["friction_direction"] = _friction_direction(t, p)
         p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
         p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
-        _refuse_unhonoured_friction(t, p)
     else:
         p["component"] = t.str("component", choices=components)
         p["restitution"] = t.float("restitution", min=0.0, max=1.0)
@@ -323,14 +322,3 @@ def _friction_direction(t: Table, p: dict):
 
 def _vector(v) -> str:
     return "[" + ", ".join(f"{x:g}" for x in v) + "]"
-
-
-def _refuse_unhonoured_friction(t: Table, p: dict):
-    """Shock-link keys the solver does not honour yet stop the run. Delete this function and
-    its call once the friction law reads static_friction and friction_direction."""
-    if p["friction_direction"] is not None:
-        raise NotAvailableError(f"{t.key('friction_direction')}: unidirectional friction is "
-                                f"not available yet in this version of fem")
-    if p["static_friction"] != p["friction"]:
-        raise NotAvailableError(f"{t.key('static_friction')}: a static coefficient other than "
-                                f"friction is not available yet in this version of fem")
