@@ -7,6 +7,7 @@ middle mass from t = 0, starting from rest; 2000 steps of dt = 1e-3 s with beta 
 gamma = 1/2.
 
     python bench/newmark.py [--sizes 10 1000 10000 100000] [--steps 2000] [--no-opensees]
+    python bench/newmark.py --time-offsets      # only the last section below
 
 Timed, for each N:
 - fem: setup (mesh, build_model, reduce) apart; then the integration proper: the scheme
@@ -20,6 +21,14 @@ Timed, for each N:
 fem and scipy keep the best of a few repeats (fewer for large N). The final displacement of
 the loaded mass must agree between the three (relative difference printed); fem's archived
 rows must also agree with the scipy loop. The script exits with status 1 when they do not.
+
+Last section, cost against the absolute time: 1e6 steps of 1e-5 s on the chain of N = 10
+over [0, 10], [60, 70] and [1000, 1010] s, from rest with the same constant force, through
+the same fem calls (``build_grid``, ``newmark.make``, ``driver.integrate`` with a MemorySink,
+archiving every 1000 steps). The three runs are repeated in turn, in a rotating order, and
+each keeps its best time; the table gives their ratios to the [0, 10] s one and says whether
+they are within 10 % of each other. Their final displacements must agree within the same
+tolerance.
 """
 
 from __future__ import annotations
@@ -208,6 +217,77 @@ def opensees_run(n, steps, dt):
 
 
 # ------------------------------------------------------------------------------------------
+# cost against the absolute time
+OFFSET_STARTS = (0.0, 60.0, 1000.0)
+OFFSET_SPAN = 10.0
+OFFSET_DT = 1e-5
+OFFSET_STEPS = 1_000_000
+OFFSET_N = 10
+OFFSET_EVERY = 1000
+OFFSET_REPEATS = 5
+#: the windows' times must be within this fraction of each other (slowest / fastest - 1)
+OFFSET_SPREAD = 0.10
+
+
+def offset_run(system, spec, start, dof):
+    """1e6 steps over [start, start + 10] s; returns (times, segments, final displacement)."""
+    from fem.driver import MemorySink, integrate
+    from fem.integrators import newmark
+    from fem.timegrid import build_grid
+
+    with stopwatch() as t_grid:
+        grid = build_grid(start, start + OFFSET_SPAN, step=OFFSET_DT,
+                          archive={"every": OFFSET_EVERY})
+    with stopwatch() as t_make:
+        scheme = newmark.make(system, "newmark", spec)
+    sink = MemorySink()
+    with stopwatch() as t_step:
+        _, done = integrate(system, scheme, grid, fields=["displacement"], sink=sink, expand=True)
+    assert done == OFFSET_STEPS == grid.steps
+    rows = sink.arrays()
+    assert len(rows["time"]) == OFFSET_STEPS // OFFSET_EVERY + 1
+    times = {"grid": t_grid.elapsed, "make": t_make.elapsed, "integrate": t_step.elapsed}
+    times["total"] = sum(times.values())
+    return times, len(grid.segments), rows["displacement"][-1, dof]
+
+
+def time_offsets() -> bool:
+    """The section on the absolute time; True when the final displacements agree."""
+    print(f"\nCost against the absolute time: {OFFSET_STEPS:,} steps of {OFFSET_DT:g} s, "
+          f"N = {OFFSET_N}, archive every {OFFSET_EVERY} steps; best of {OFFSET_REPEATS}, "
+          f"the windows run in turn in a rotating order")
+    _, spec, model, system, _ = fem_setup(OFFSET_N, OFFSET_STEPS, OFFSET_DT)
+    dof = model.dof(f"N{loaded_node(OFFSET_N)}", "DX")
+    best, segments, final = {}, {}, {}
+    for r in range(OFFSET_REPEATS):
+        # the windows in turn, each one first in some rounds (a round's first run pays more)
+        k = r % len(OFFSET_STARTS)
+        for start in OFFSET_STARTS[k:] + OFFSET_STARTS[:k]:
+            times, segments[start], final[start] = offset_run(system, spec, start, dof)
+            if start not in best or times["total"] < best[start]["total"]:
+                best[start] = times
+    ref_t, ref_u = best[OFFSET_STARTS[0]]["total"], final[OFFSET_STARTS[0]]
+    rows = []
+    for start in OFFSET_STARTS:
+        b = best[start]
+        rel = abs(final[start] - ref_u) / max(abs(ref_u), 1e-300)
+        rows.append([f"[{start:g}, {start + OFFSET_SPAN:g}]", f"{segments[start]:,}",
+                     f"{b['grid']:.4f}", f"{b['make']:.4f}", f"{b['integrate']:.4f}",
+                     f"{b['total']:.4f}", f"{OFFSET_STEPS / b['total']:,.0f}",
+                     f"{b['total'] / ref_t:.2f}", f"{final[start]:.10e}", f"{rel:.1e}"])
+    print(table(["window (s)", "segments", "grid", "make", "integrate", "total", "steps/s",
+                 "ratio", "final u (m)", "rel diff"], rows))
+    totals = [best[s]["total"] for s in OFFSET_STARTS]
+    spread = max(totals) / min(totals) - 1.0
+    print(f"  times within {OFFSET_SPREAD:.0%} of each other: "
+          f"{'yes' if spread <= OFFSET_SPREAD else 'NO'} (slowest / fastest = {1 + spread:.2f})")
+    agree = all(abs(final[s] - ref_u) <= TOLERANCE * abs(ref_u) for s in OFFSET_STARTS)
+    if not agree:
+        print("  FINAL DISPLACEMENTS DISAGREE between the windows")
+    return agree
+
+
+# ------------------------------------------------------------------------------------------
 def fmt(x, spec=".3f"):
     return "-" if x is None else format(x, spec)
 
@@ -218,11 +298,22 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--dt", type=float, default=1e-3)
     ap.add_argument("--no-opensees", action="store_true", help="skip the OpenSeesPy baseline")
+    ap.add_argument("--time-offsets", action="store_true",
+                    help="run only the section on the cost against the absolute time")
     ap.add_argument("--opensees-worker", type=int, metavar="N", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.opensees_worker is not None:
         opensees_worker(args.opensees_worker, args.steps, args.dt)
         return 0
+    if args.time_offsets:
+        print(f"Newmark chain benchmark, cost against the absolute time; beta {BETA}, "
+              f"gamma {GAMMA}")
+        print(f"{machine()}; {load_average()}")
+        first, warm, how = fem_warmup(args.steps, args.dt)
+        print(f"fem first call (N = 10, {how}): {first:.3f} s; next call: {warm:.4f} s")
+        ok = time_offsets()
+        print(f"\nat the end: {load_average()}")
+        return 0 if ok else 1
 
     steps, dt = args.steps, args.dt
     print(f"Newmark chain benchmark: {steps} steps of {dt:g} s, beta {BETA}, gamma {GAMMA}, "
@@ -287,6 +378,7 @@ def main(argv=None) -> int:
     print("\nFinal displacement of the loaded mass (m) and agreement")
     print(table(["N", "fem", "scipy", "OpenSeesPy", "max rel diff", "fem-scipy rows", ""],
                 checks))
+    ok &= time_offsets()
     print(f"\nmax RSS of this process: {max_rss_mib():.0f} MiB; at the end: {load_average()}")
 
     print("\nTargets")

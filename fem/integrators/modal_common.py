@@ -265,16 +265,23 @@ def _subdivide(times: np.ndarray, mask: np.ndarray, h: float):
 
 
 def _segments(times: np.ndarray, cuts) -> list:
-    """Runs (i0, i1, dt) of a constant step, also split at the knot indices ``cuts``."""
+    """Runs (i0, i1, dt) of a constant step, also split at the knot indices ``cuts``.
+
+    The step changes where two consecutive steps differ by more than 1e-9 of a step and more
+    than the round-off of the instants (a few ulps of |t|: far from t = 0 the steps of a
+    uniform grid differ by that much). A run's dt is its span over its count of steps.
+    """
     dt = np.diff(times)
     if len(dt) == 0:
         return []
-    change = np.abs(np.diff(dt)) > 1e-9 * dt[1:]
+    round_off = 8.0 * np.spacing(np.abs(times[1:-1]))
+    change = np.abs(np.diff(dt)) > 1e-9 * dt[1:] + round_off
     starts = set((np.where(change)[0] + 1).tolist()) | {0}
     starts |= {c for c in cuts if 0 < c < len(dt)}
     starts = sorted(starts)
     ends = starts[1:] + [len(dt)]
-    return [(int(i0), int(i1), float(np.mean(dt[i0:i1]))) for i0, i1 in zip(starts, ends)]
+    return [(int(i0), int(i1), float((times[i1] - times[i0]) / (i1 - i0)))
+            for i0, i1 in zip(starts, ends)]
 
 
 def load_breakpoints(columns) -> np.ndarray:
