@@ -73,9 +73,14 @@ def banded_solve(band, perm, rhs, out):
 
     ``band`` is L in LAPACK lower band storage with row 0 replaced by 1 / diag(L).
     """
+    banded_solve_into(band, perm, rhs, out, np.empty(band.shape[1]))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def banded_solve_into(band, perm, rhs, out, x):
+    """``banded_solve`` with the scratch array x (n,) given (no allocation)."""
     b = band.shape[0] - 1
     n = band.shape[1]
-    x = np.empty(n)
     if b == 1:
         # the common case (chains): no inner loop
         s = 0.0
@@ -101,7 +106,7 @@ def banded_solve(band, perm, rhs, out):
         out[perm[j]] = x[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def csr_matvec_add(data, indices, indptr, x, scale, out):
     """out += scale * A x for a CSR matrix A."""
     n = indptr.size - 1

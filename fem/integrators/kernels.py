@@ -84,7 +84,7 @@ def make_log(capacity: int) -> EventLog:
 
 
 # --------------------------------------------------------------------------- algebra
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def csr_product(data, indices, indptr, x, out):
     """out = A x (A in CSR parts)."""
     for r in range(out.size):
@@ -104,7 +104,7 @@ def csr_transpose_add(data, indices, indptr, y, scale, out):
                 out[indices[k]] += data[k] * yr
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def dense_add(Mat, w, scale, out):
     """out += scale Mat w (Mat (r, nb))."""
     for r in range(Mat.shape[0]):
@@ -114,7 +114,7 @@ def dense_add(Mat, w, scale, out):
         out[r] += scale * s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def quadratic(data, indices, indptr, x, y):
     """x . A y."""
     s = 0.0
@@ -127,7 +127,7 @@ def quadratic(data, indices, indptr, x, y):
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def link_kinematics(kin, x, v, w, d, dd):
     """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
@@ -149,25 +149,26 @@ def add_rigid_forces(P, cv, phi):
 
 
 # --------------------------------------------------------------------------- energy
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): the work of the loads
     and of the structural dampers by the trapezoidal rule on the displacement increment, the
     links' dissipation (``fem.links.law.step_dissipation``) and the work of the imposed
     motion of the links' dofs."""
     n = x0.size
-    nb = ops.B.shape[1]
+    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
+    nb = B.shape[1]
     work = 0.0
     damped = 0.0
     for j in range(n):
         dx = x1[j] - x0[j]
         f = 0.0
         for c in range(nb):
-            f += ops.B[j, c] * (w0[c] + w1[c])
+            f += B[j, c] * (w0[c] + w1[c])
         cv = 0.0
-        for k in range(ops.Cp[j], ops.Cp[j + 1]):
-            q = ops.Ci[k]
-            cv += ops.Cd[k] * (v0[q] + v1[q])
+        for k in range(Cp[j], Cp[j + 1]):
+            q = Ci[k]
+            cv += Cd[k] * (v0[q] + v1[q])
         work += dx * f
         damped += dx * cv
     E1[0] = E0[0] + 0.5 * work
@@ -279,7 +280,7 @@ def record_changes(P, cv0, cv1, t, log):
             log.count[0] = e + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def diverged(x):
     """True when a coordinate is not finite or beyond DIVERGENCE_LIMIT."""
     for j in range(x.size):
@@ -288,7 +289,7 @@ def diverged(x):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def frozen_modes(cv, flags):
     """flags = the modes of cv (events = "locate": the modes hold over the step)."""
     for c in range(cv.shape[0]):

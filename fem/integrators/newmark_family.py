@@ -44,7 +44,7 @@ from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, add_rig
                                      archive_row, crossed, csr_product, dense_add, diverged,
                                      frozen_modes, link_kinematics, record_changes,
                                      step_energy)
-from fem.linalg import Factor, banded_solve, csr_matvec_add, small_solve
+from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
 from fem.links.law import evaluate
 
@@ -84,6 +84,7 @@ class Work(NamedTuple):
     bonded: np.ndarray
     rhs_l: np.ndarray
     res_l: np.ndarray
+    x: np.ndarray
 
 
 # --------------------------------------------------------------------------- formulas
@@ -99,23 +100,26 @@ def advance_state(ut, vt, a, dt, beta, gamma):
     return ut + beta * dt * dt * a, vt + gamma * dt * a
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _predict(dt, co, ops, w0, w1, x, v, a, ut, vt, rhs):
     """Predictors and the right-hand side r of S a_n+1 = r."""
     n = x.size
-    nb = ops.B.shape[1]
-    s = 1.0 + co.alpha
+    B = ops.B
+    nb = B.shape[1]
+    alpha, beta, gamma = co.alpha, co.beta, co.gamma
+    s = 1.0 + alpha
     for j in range(n):
-        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, co.beta, co.gamma)
+        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
         f = 0.0
         for c in range(nb):
-            f += ops.B[j, c] * (s * w1[c] - co.alpha * w0[c])
+            f += B[j, c] * (s * w1[c] - alpha * w0[c])
         rhs[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, ut, -s, rhs)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, vt, -s, rhs)
-    if co.alpha != 0.0:
-        csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, co.alpha, rhs)
-        csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, co.alpha, rhs)
+    Kd, Ki, Kp, Cd, Ci, Cp = ops.Kd, ops.Ki, ops.Kp, ops.Cd, ops.Ci, ops.Cp
+    csr_matvec_add(Kd, Ki, Kp, ut, -s, rhs)
+    csr_matvec_add(Cd, Ci, Cp, vt, -s, rhs)
+    if alpha != 0.0:
+        csr_matvec_add(Kd, Ki, Kp, x, alpha, rhs)
+        csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
 
 
 # --------------------------------------------------------------------------- links
@@ -273,7 +277,7 @@ def finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_link
 @numba.njit(cache=True, nogil=True)
 def _step_banded(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links):
     _predict(dt, co, ops, w0, w1, buf.X[cur], buf.V[cur], buf.A[cur], wk.ut, wk.vt, wk.rhs)
-    banded_solve(sops.band, sops.perm, wk.rhs, buf.A[1 - cur])
+    banded_solve_into(sops.band, sops.perm, wk.rhs, buf.A[1 - cur], wk.x)
     return finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links)
 
 
@@ -330,7 +334,7 @@ class NewmarkFamily(Scheme):
                        np.zeros((10, m3)), np.zeros((max(m3 // 3, 1), 3, 3)),
                        np.zeros((max(m3 // 3, 1), 3, 3)), np.zeros((m3 + nr, m3 + nr)),
                        np.zeros(m3 + nr), np.full(nc, -1.0), np.zeros(max(nr, 1), np.int64),
-                       np.zeros(m3 + nr), np.zeros(max(nr, 1)))
+                       np.zeros(m3 + nr), np.zeros(max(nr, 1)), np.empty(self.n))
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
