@@ -469,6 +469,15 @@ def transition(accuracy):
     """The time (s) within which a scheme resolves a stick-slip switch: one fixed step; the
     adaptive schemes shrink their step there (their floor)."""
     return accuracy.step if accuracy.step is not None else accuracy.floor
+
+
+def ramp_transition(accuracy, rate):
+    """The time (s) within which a scheme finds the slip of a contact stuck under a load
+    ramp of ``rate`` (N/s): ``transition``, and for an adaptive scheme the error its control
+    allows on the displacement, tol times the solution's scale (the normal penetration
+    N / kc), which the stick spring turns into a force error kt tol N / kc."""
+    extra = KT * accuracy.tolerance * (N_FORCE / KC) / rate if accuracy.tolerance else 0.0
+    return transition(accuracy) + extra
 STICK_DEFLECTION = MU * N_FORCE / KT
 STICK_SPEED = MU * N_FORCE / np.sqrt(KT * M)
 
@@ -590,7 +599,7 @@ def test_friction_static_then_sliding(study, basis, scheme):
     a_slip = (mu_s - MU) * N_FORCE / M
     phases = [(slip, end, 0.0)]               # the stick phase has the spring's bounds
     b = SAFETY * budget(accuracy, phases, t)
-    lead = rate / KT + a_slip * transition(accuracy)
+    lead = rate / KT + a_slip * ramp_transition(accuracy, rate)
     v_max = float(np.max(np.abs(vr)))
     # (the stick spring's oscillation set by the ramp's start: rate / (kt w_t) at most)
     report("displacement", np.abs(x - xr).max(axis=1), mu_s * N_FORCE / KT
@@ -603,7 +612,7 @@ def test_friction_static_then_sliding(study, basis, scheme):
     slipped = link_events(analysis, "floor", ("slip",))
     threshold = 0.01
     if slipped:
-        found, expected, reading = slipped[0][0], slip, transition(accuracy)
+        found, expected, reading = slipped[0][0], slip, ramp_transition(accuracy, rate)
     else:
         i = int(np.flatnonzero(v[:, 0] > threshold)[0])
         found = np.interp(threshold, v[i - 1:i + 1, 0], t[i - 1:i + 1])

@@ -78,7 +78,7 @@ V3_RUNS = {
     "adaptive2": ('step = 1e-3\nmax_step = 1e-4', (5e-7, 1.5e-6), (25000, 26000)),
     "rk32": ('tolerance = 1e-5', (1e-4, 2e-4), (300, 1000)),
     "rk54": ('tolerance = 1e-5', (5e-7, 5e-6), (150, 500)),
-    "devogelaere": ('step = 1e-3\nmax_step = 5e-5', (2e-12, 2e-12), (50000, 50002)),
+    "devogelaere": ('step = 1e-3\nmax_step = 5e-5', (2e-12, 2e-12), (50000, 50010)),
 }
 
 

@@ -21,7 +21,7 @@ from postpro import layout
 
 def run(ctx, spec):
     p = spec.params
-    if (p["basis"], p["scheme"]) in ENGINE_SCHEMES:
+    if (p["basis"], p["scheme"]) in ENGINE_SCHEMES and not _impact_links(ctx, spec):
         return run_engine(ctx, spec)
     if p["scheme"] == "exact":
         from fem.exact.runner import run as run_exact
@@ -132,8 +132,10 @@ def progress_bar(total, name):
 
 # --------------------------------------------------------------------------- the engine
 ENGINE_SCHEMES = {("physical", "newmark"), ("physical", "hht"),
-                  ("physical", "central_difference"), ("modal", "newmark"),
-                  ("modal", "central_difference")}
+                  ("physical", "central_difference"), ("physical", "rk4"),
+                  ("modal", "newmark"), ("modal", "central_difference"), ("modal", "rk4"),
+                  ("modal", "euler"), ("modal", "adaptive2"), ("modal", "devogelaere"),
+                  ("modal", "rk32"), ("modal", "rk54")}
 
 
 def run_engine(ctx, spec):
@@ -168,9 +170,21 @@ def run_engine(ctx, spec):
         x0, v0 = (system.q0, system.v0) if start is None else (start.u, start.v)
         width = model.size
         dyn.names = _dof_names(model)
-    scheme = make(dyn, links, p, label=label)
-    grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
-                      archive=p["archive"], where=spec.where)
+    from fem.integrators import catalog
+    from fem.integrators.factory import is_fixed
+
+    every = 0
+    if is_fixed(catalog.info(p["basis"], p["scheme"]), p):
+        grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
+                          archive=p["archive"], where=spec.where)
+    else:
+        from fem.integrators.modal_common import adaptive_grid
+
+        grid, every = adaptive_grid(p["start"], p["end"], step=p.get("step"),
+                                    steps=p.get("steps"), archive=p["archive"],
+                                    breakpoints=dyn.breakpoints, knot_step=p.get("max_step"),
+                                    where=spec.where)
+    scheme = make(dyn, links, p, label=label, every=every)
     limit = scheme.stability_limit()
     if limit is not None and grid.segments and max(s[2] for s in grid.segments) > limit:
         import warnings
@@ -242,3 +256,8 @@ def _dof_names(model):
         node = model.mesh.node_names[int(model.dofs.dof_node[dof])]
         return f"{model.dofs.dof_component[dof]} of node {node}"
     return name
+
+
+def _impact_links(ctx, spec) -> bool:
+    names = set(spec.params.get("links") or ())
+    return any(lk.kind == "impact" for lk in ctx.study.links if lk.name in names)

@@ -390,6 +390,25 @@ class Scheme:
     def stability_limit(self) -> float | None:
         return None
 
+    def highest_frequency(self) -> float:
+        """An upper estimate of the highest circular frequency (rad/s) with every contact
+        closed and sticking: the links' normal and tangential stiffnesses added to K."""
+        from types import SimpleNamespace
+
+        from fem.links.columns import KN, KT, MU
+
+        K = sp.csr_matrix(self.dyn.stiffness)
+        if self.links:
+            extra = sp.csr_matrix(K.shape)
+            for c in range(self.P.shape[0]):
+                b = int(self.P[c, BLK])
+                rows = self.L[3 * b:3 * b + 3]
+                k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
+                if k > 0:
+                    extra = extra + k * (rows.T @ rows)
+            K = (K + extra).tocsr()
+        return highest_frequency(SimpleNamespace(mass=self.dyn.mass, stiffness=K))
+
     def not_settled(self, t):
         raise SolverError(f"{self.label}: the modes of the links do not settle in the step "
                           f"ending at t = {t:.9g} s")

@@ -38,8 +38,8 @@ from scipy.optimize import brentq
 from fem.errors import SolverError
 from fem.integrators.kernels import DONE, SAMPLES, _chi_at
 from fem.links import impact
-from fem.links.columns import (ACT, BLK, BONDED, CMP, DIR, FN, FT, G0, G1, KIND, LAM, MODE,
-                               MU, MUS, OPEN, PDOT, PEN, RIGID, SDIR, SLIP, STICK, VG)
+from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, KIND, LAM, MODE, MU,
+                               MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
 from fem.links.law import affect
 
 MAX_LANDING = 60
@@ -196,7 +196,9 @@ def locate(scheme, out, row) -> tuple[int, list]:
             c, g = c2, g2
         row = scheme.accept(out, row)
         scheme.before_event()
+        stored = _stored(scheme)
         records += apply(scheme, c, g)
+        _dissipate(scheme, stored)
         return row, records
     # a false alarm of the dense output: the recomputed motion crosses nothing
     if scheme._trial is None or scheme._trial[0] != t_b:
@@ -204,8 +206,22 @@ def locate(scheme, out, row) -> tuple[int, list]:
             scheme.not_settled(t_b)
     row = scheme.accept(out, row)
     scheme.before_event()
+    stored = _stored(scheme)
     records += settle(scheme, [])
+    _dissipate(scheme, stored)
     return row, records
+
+
+def _stored(scheme) -> float:
+    cv = scheme.buf.CV[scheme.cur]
+    return float(np.sum(cv[:, ENN]) + np.sum(cv[:, ENT]))
+
+
+def _dissipate(scheme, stored_before: float):
+    """At an instant the links do no work: the energy their springs lose when their modes
+    change (a contact released while penetrated, a slide that starts under a static
+    coefficient above the sliding one) is dissipated, the energy they gain given back."""
+    scheme.buf.E[scheme.cur][2] += stored_before - _stored(scheme)
 
 
 # --------------------------------------------------------------------------- at an instant

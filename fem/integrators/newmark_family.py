@@ -341,19 +341,7 @@ class NewmarkFamily(Scheme):
         co = self.co
         if 2 * co.beta >= co.gamma >= 0.5:
             return None
-        from types import SimpleNamespace
-
-        K = self.dyn.stiffness
-        if self.links:
-            from fem.links.columns import KN, KT, MU
-            extra = sp.csr_matrix(K.shape)
-            for c in range(self.P.shape[0]):
-                b = int(self.P[c, BLK])
-                rows = self.L[3 * b:3 * b + 3]
-                k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
-                extra = extra + k * (rows.T @ rows)
-            K = (K + extra).tocsr()
-        omega = highest_frequency(SimpleNamespace(mass=self.dyn.mass, stiffness=K))
+        omega = self.highest_frequency()
         if omega == 0:
             return None
         if co.beta == 0:

@@ -22,9 +22,13 @@ RUNS: dict[tuple[str, str], set[str]] = {
     ("modal", "central_difference"): _SHOCK,
     ("physical", "exact"): {"shock.plane", "shock.two_planes", "impact"},
     ("modal", "exact"): {"shock.plane", "shock.two_planes", "impact"},
-    ("physical", "rk4"): {"impact"},
-    ("modal", "rk4"): {"impact"},
-    ("modal", "adaptive2"): {"shock.plane", "shock.two_planes"},
+    ("physical", "rk4"): _SHOCK | {"impact"},
+    ("modal", "rk4"): _SHOCK | {"impact"},
+    ("modal", "euler"): _SHOCK,
+    ("modal", "adaptive2"): _SHOCK,
+    ("modal", "devogelaere"): _SHOCK,
+    ("modal", "rk32"): _SHOCK,
+    ("modal", "rk54"): _SHOCK,
 }
 
 
