@@ -330,8 +330,9 @@ def test_bad_impact_inputs(tmp_path, capsys):
         'component = "DX"\nrestitution = 0.5\n\n[[analysis]]', 1)
     err = _bad(tmp_path, capsys, twice)
     assert "link[2].nodes" in err and "'contact'" in err and "same nodes" in err
-    err = _bad(tmp_path, capsys, text.replace('scheme = "exact"', 'scheme = "newmark"'))
-    assert "impact" in err and "scheme 'newmark'" in err
+    located = text.replace('scheme = "exact"', 'scheme = "newmark"\nevents = "step"')
+    err = _bad(tmp_path, capsys, located)
+    assert "impact links need events" in err
 
 
 def test_shock_statistics_of_impact_links(v5_results):

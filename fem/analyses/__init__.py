@@ -31,8 +31,7 @@ def _with_impacts(ctx, spec) -> bool:
 
 
 def _physical_transient(ctx, spec):
-    if ("physical", spec.get("scheme")) in transient.ENGINE_SCHEMES and not \
-            transient._impact_links(ctx, spec):
+    if ("physical", spec.get("scheme")) in transient.ENGINE_SCHEMES:
         return transient.run_engine(ctx, spec)
     if _with_impacts(ctx, spec):
         from fem.impact.runner import run
@@ -42,8 +41,7 @@ def _physical_transient(ctx, spec):
 
 
 def _modal_transient(ctx, spec):
-    if ("modal", spec.get("scheme")) in transient.ENGINE_SCHEMES and not \
-            transient._impact_links(ctx, spec):
+    if ("modal", spec.get("scheme")) in transient.ENGINE_SCHEMES:
         return transient.run_engine(ctx, spec)
     if _with_impacts(ctx, spec):
         from fem.impact.runner import run

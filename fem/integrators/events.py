@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from fem.errors import SolverError
-from fem.integrators.kernels import DONE, SAMPLES, _chi_at
+from fem.integrators.kernels import DONE, SAMPLES, g0_at
 from fem.links import impact
 from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, KIND, LAM, MODE, MU,
                                MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
@@ -71,10 +71,7 @@ def _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta):
         return float(scheme.dense_values(np.array([theta]))[0, c, g])
     if g == 0 and not (scheme.P[c, KIND] == RIGID and cv0[c, ACT] > 0.5):
         o = 3 * int(scheme.P[c, BLK])
-        chi = _chi_at(scheme.P, c, d0, dd0, d1, dd1, h, theta, o)
-        if scheme.P[c, KIND] == RIGID:
-            return chi
-        return chi if cv0[c, ACT] > 0.5 else -chi
+        return g0_at(scheme.P, c, cv0[c, ACT] > 0.5, d0, dd0, d1, dd1, h, theta, o)
     a, b = cv0[c, G0 + g], cv1[c, G0 + g]
     return (1.0 - theta) * a + theta * b
 
@@ -92,26 +89,32 @@ def _candidates(scheme):
     out = []
     for c in range(P.shape[0]):
         for g in (0, 1):
-            if not cv0[c, G0 + g] > 0.0:
+            dense = g == 0 and not (P[c, KIND] == RIGID and cv0[c, ACT] > 0.5)
+            if not (cv0[c, G0 + g] > 0.0 or dense):
                 continue
 
             def f(theta, c=c, g=g):
                 return _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta)
-            values = [cv0[c, G0 + g]] + [f(th) for th in grid[1:-1]] + [cv1[c, G0 + g]]
-            hit = next((k for k in range(1, len(values)) if values[k] <= 0.0), None)
+            inner = [f(th) for th in grid[1:-1]] if dense else []
+            values = [cv0[c, G0 + g]] + inner + [cv1[c, G0 + g]]
+            first = next((k for k in range(len(values)) if values[k] > 0.0), None)
+            if first is None:
+                continue
+            hit = next((k for k in range(first + 1, len(values)) if values[k] <= 0.0), None)
             if hit is None:
                 continue
-            lo, hi = grid[hit - 1], grid[hit]
+            points = grid if dense else np.array([0.0, 1.0])
+            lo, hi = points[hit - 1], points[hit]
             try:
                 theta = brentq(f, lo, hi, xtol=1e-15)
             except ValueError:
                 theta = hi
-            out.append((theta, lo, hi, c, g))
+            out.append((theta, lo, hi, c, g, max(values[hit - 1], 1e-300)))
     out.sort()
     return out
 
 
-def _land(scheme, c, g, theta, lo, hi):
+def _land(scheme, c, g, theta, lo, hi, glo):
     """Recompute the pending step to end where function g of contact c crosses zero (module
     docstring, step 2); leaves the trial there. Returns False when the recomputed motion
     does not cross inside the step (a false alarm of the dense output)."""
@@ -119,7 +122,6 @@ def _land(scheme, c, g, theta, lo, hi):
     t_b = scheme.pending[0]
     h = t_b - t_a
     col = G0 + g
-    glo = float(scheme.buf.CV[scheme.cur][c, col])
     ghi = None
     ulp = 4 * np.spacing(max(abs(t_a), abs(t_b), 1e-300))
     scale = None
@@ -180,8 +182,8 @@ def locate(scheme, out, row) -> tuple[int, list]:
     cands = _candidates(scheme)
     records: list = []
     t_b = scheme.pending[0]
-    for theta, lo, hi, c, g in cands:
-        if not _land(scheme, c, g, theta, lo, hi):
+    for theta, lo, hi, c, g, glo in cands:
+        if not _land(scheme, c, g, theta, lo, hi, glo):
             continue
         # another function may have crossed before: land on the earliest
         cv = scheme.buf.CV[1 - scheme.cur]
@@ -192,7 +194,7 @@ def locate(scheme, out, row) -> tuple[int, list]:
             t_star = scheme._trial[0]
             frac = (t_star - scheme.t) / (t_b - scheme.t)
             c2, g2 = earlier[0]
-            _land(scheme, c2, g2, 0.5 * frac, 0.0, frac)
+            _land(scheme, c2, g2, 0.5 * frac, 0.0, frac, float(cv0[c2, G0 + g2]))
             c, g = c2, g2
         row = scheme.accept(out, row)
         scheme.before_event()
@@ -201,9 +203,8 @@ def locate(scheme, out, row) -> tuple[int, list]:
         _dissipate(scheme, stored)
         return row, records
     # a false alarm of the dense output: the recomputed motion crosses nothing
-    if scheme._trial is None or scheme._trial[0] != t_b:
-        if _trial(scheme, t_b) != DONE:
-            scheme.not_settled(t_b)
+    if _trial(scheme, t_b) != DONE:
+        scheme.not_settled(t_b)
     row = scheme.accept(out, row)
     scheme.before_event()
     stored = _stored(scheme)

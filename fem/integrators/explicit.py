@@ -182,6 +182,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1
     method = int(ctl[METHOD])
     n = x.size
     w, slope = ws.w, ws.slope
+    ws.quad[2] = 0.0
     if method == EULER or method == VERLET:
         for i in range(n):
             if method == EULER:
@@ -219,6 +220,12 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1
     for i in range(n):
         KX[0, i] = v[i]
         KV[0, i] = a[i]
+    # the work of the loads and dampers by the method's own quadrature (its order)
+    load_at(tau, dt, k, W, w, slope)
+    pw, pd = _powers(ops, w, v)
+    ws.quad[0] = h * b[0] * pw
+    ws.quad[1] = h * b[0] * pd
+    ws.quad[2] = 1.0
     for st in range(1, s):
         for i in range(n):
             sx = 0.0
@@ -233,6 +240,10 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1
               KV[st])
         for i in range(n):
             KX[st, i] = ws.vs[i]
+        if b[st] != 0.0:
+            pw, pd = _powers(ops, w, ws.vs)
+            ws.quad[0] += h * b[st] * pw
+            ws.quad[1] += h * b[st] * pd
     for i in range(n):
         sx = 0.0
         sv = 0.0
@@ -253,6 +264,24 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1
     if ctl[ADAPTIVE] > 0.0:
         return error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL])
     return 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _powers(ops, w, v):
+    """(power of the loads (B w) . v, power of the structural dampers v . C v)."""
+    B = ops.B
+    pw = 0.0
+    pd = 0.0
+    for j in range(v.size):
+        f = 0.0
+        for c in range(w.size):
+            f += B[j, c] * w[c]
+        cv = 0.0
+        for k in range(ops.Cp[j], ops.Cp[j + 1]):
+            cv += ops.Cd[k] * v[ops.Ci[k]]
+        pw += f * v[j]
+        pd += v[j] * cv
+    return pw, pd
 
 
 @numba.njit(cache=True, nogil=True)
@@ -333,6 +362,11 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1,
         v1[i] = v[i] + h * (fmh[i] / 6.0 - a[i] / 3.0 + 7.0 / 6.0 * ah[i])
     load_at(tau + h, dt, k, W, w, slope)
     accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    # Simpson's rule on the powers at t, t + h/2 and t + h (fourth order, as the method)
+    load_at(tau, dt, k, W, ws.w0, slope)
+    p0w, p0d = _powers(ops, ws.w0, v)
+    load_at(tau + 0.5 * h, dt, k, W, ws.w0, slope)
+    phw, phd = _powers(ops, ws.w0, vh)
     err = 0.0
     scale = ctl[SV]
     for i in range(n):
@@ -346,6 +380,10 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1,
         if not r <= err:
             err = r
     accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    p1w, p1d = _powers(ops, w, v1)
+    ws.quad[0] = h / 6.0 * (p0w + 4.0 * phw + p1w)
+    ws.quad[1] = h / 6.0 * (p0d + 4.0 * phd + p1d)
+    ws.quad[2] = 1.0
     # keep f_1/2 for the history of the step (set when the step is taken)
     for i in range(n):
         ws.vh[i] = ah[i]
@@ -416,7 +454,8 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             return DIVERGED, row
         load_at(tau, dt, k, W, ws.w0, ws.slope)
         load_at(tau + hs, dt, k, W, ws.w, ws.slope)
-        step_energy(ops, kin, P, x, x1, v, v1, ws.w0, ws.w, cv, cv1, phi, phi1, db, db1, E, E1)
+        step_energy(ops, kin, P, x, x1, v, v1, ws.w0, ws.w, cv, cv1, phi, phi1, db, db1, E, E1,
+                    ws.quad)
         if P.shape[0]:
             if locate:
                 if crossed(P, cv, cv1, db, dd, db1, dd1, hs):
@@ -548,6 +587,7 @@ class Work(NamedTuple):
     ddo: np.ndarray
     eo: np.ndarray
     flags: np.ndarray
+    quad: np.ndarray
 
 
 METHODS = {"rk4": RK, "rk32": RK, "rk54": RK, "euler": EULER, "adaptive2": VERLET,
@@ -585,7 +625,7 @@ class Explicit(Scheme):
                        np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros((s, n)),
                        np.zeros((s, n)), np.empty(n), np.empty(n), np.empty(n),
                        np.zeros((nc, NV)), np.zeros(m3), np.zeros(m3), np.zeros(m3),
-                       np.zeros(3), np.full(nc, -1.0))
+                       np.zeros(3), np.full(nc, -1.0), np.zeros(3))
         self.hist_t = np.zeros(3)
         self.hist_f = np.zeros((3, n))
         ctl = np.zeros(CONTROL)
@@ -661,9 +701,14 @@ class Explicit(Scheme):
         self.t = t0 + self.ctl[TAU] if status != DONE else float(ch.times[-1])
         if status == DONE:
             self.t = float(ch.times[-1])
+            self.w = ch.W[-1]
+        else:
+            w = np.empty(ch.W.shape[1])
+            load_at(self.ctl[TAU], ch.dt, ch.k, ch.W, w, np.empty_like(w))
+            self.w = w
         if status in (EVENT, DIVERGED):
             self.pending = (self.t + self.ctl[H], None)
-            self._trial = self.pending
+            self._trial = None
         del before
         return status, row
 
@@ -683,7 +728,8 @@ class Explicit(Scheme):
         load_at(tau, ch.dt, ch.k, ch.W, w0, np.empty_like(w0))
         load_at(tau + h, ch.dt, ch.k, ch.W, w1, np.empty_like(w1))
         step_energy(self.ops, self.kin, self.P, b.X[c], b.X[x], b.V[c], b.V[x], w0, w1,
-                    b.CV[c], b.CV[x], b.PHI[c], b.PHI[x], b.DB[c], b.DB[x], b.E[c], b.E[x])
+                    b.CV[c], b.CV[x], b.PHI[c], b.PHI[x], b.DB[c], b.DB[x], b.E[c], b.E[x],
+                    self.ws.quad)
         self._trial = (float(t_end), w1)
         return DONE if r == r else DIVERGED
 

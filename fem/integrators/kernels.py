@@ -150,11 +150,13 @@ def add_rigid_forces(P, cv, phi):
 
 # --------------------------------------------------------------------------- energy
 @numba.njit(cache=True, nogil=True, inline="always")
-def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1):
+def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
+                quadrature):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): the work of the loads
-    and of the structural dampers by the trapezoidal rule on the displacement increment, the
-    links' dissipation (``fem.links.law.step_dissipation``) and the work of the imposed
-    motion of the links' dofs."""
+    and of the structural dampers by the trapezoidal rule on the displacement increment (or,
+    when quadrature[2] > 0, the integrals quadrature[0] and quadrature[1] a scheme of higher
+    order computed with its own stages), the links' dissipation (``fem.links.law.
+    step_dissipation``) and the work of the imposed motion of the links' dofs."""
     n = x0.size
     B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
     nb = B.shape[1]
@@ -171,8 +173,12 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
             cv += Cd[k] * (v0[q] + v1[q])
         work += dx * f
         damped += dx * cv
-    E1[0] = E0[0] + 0.5 * work
-    E1[1] = E0[1] + 0.5 * damped
+    if quadrature[2] > 0.0:
+        E1[0] = E0[0] + quadrature[0]
+        E1[1] = E0[1] + quadrature[1]
+    else:
+        E1[0] = E0[0] + 0.5 * work
+        E1[1] = E0[1] + 0.5 * damped
     E1[2] = E0[2]
     if P.shape[0]:
         E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
@@ -207,9 +213,10 @@ def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
 
 # --------------------------------------------------------------------------- events
 @numba.njit(cache=True, nogil=True)
-def _chi_at(P, c, d0, dd0, d1, dd1, h, theta, o):
-    """The normal event function of contact c (in its mode at the start of the step) on the
-    cubic Hermite of the link displacement at fraction theta of a step h."""
+def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
+    """The normal event function G0 of contact c (positive while its mode holds: chi closed,
+    -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
+    displacement at fraction theta of a step h."""
     t2 = theta * theta
     t3 = t2 * theta
     h00 = 2 * t3 - 3 * t2 + 1
@@ -230,29 +237,33 @@ def _chi_at(P, c, d0, dd0, d1, dd1, h, theta, o):
     if P[c, KIND] == RIGID:
         return -p
     fn, chi = normal_force(P, c, p, pd)
-    return chi
+    return chi if closed else -chi
 
 
 @numba.njit(cache=True, nogil=True)
 def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
-    """True when an event function armed at the start of the step (positive there) is zero
-    or below at its end, or when a contact's normal function changes sign at a sample of the
-    step's dense output (a contact that closes and opens again inside the step)."""
+    """True when an event function passes from positive to zero or below over the step: at
+    its ends, or (normal functions) at the samples of the step's dense output between them (a
+    contact that closes and opens again inside the step, a flight shorter than a step)."""
     for c in range(P.shape[0]):
         if cv0[c, G0] > 0.0 and cv1[c, G0] <= 0.0:
             return True
         if cv0[c, G1] > 0.0 and cv1[c, G1] <= 0.0:
             return True
     for c in range(P.shape[0]):
-        if not cv0[c, G0] > 0.0:
-            continue
         closed = cv0[c, ACT] > 0.5
         if P[c, KIND] == RIGID and closed:
             continue
         o = 3 * int(P[c, BLK])
-        for s in range(1, SAMPLES):
-            chi = _chi_at(P, c, d0, dd0, d1, dd1, h, s / SAMPLES, o)
-            if (closed and chi <= 0.0) or (not closed and chi > 0.0):
+        positive = cv0[c, G0] > 0.0
+        for s in range(1, SAMPLES + 1):
+            if s < SAMPLES:
+                g = g0_at(P, c, closed, d0, dd0, d1, dd1, h, s / SAMPLES, o)
+            else:
+                g = cv1[c, G0]
+            if g > 0.0:
+                positive = True
+            elif positive:
                 return True
     return False
 

@@ -85,6 +85,7 @@ class Work(NamedTuple):
     rhs_l: np.ndarray
     res_l: np.ndarray
     x: np.ndarray
+    quad: np.ndarray
 
 
 # --------------------------------------------------------------------------- formulas
@@ -270,7 +271,8 @@ def finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_link
     for j in range(n):
         x1[j], v1[j] = advance_state(wk.ut[j], wk.vt[j], a1[j], dt, co.beta, co.gamma)
     step_energy(ops, kin, P, buf.X[cur], x1, buf.V[cur], v1, w0, w1, buf.CV[cur], buf.CV[nxt],
-                buf.PHI[cur], buf.PHI[nxt], buf.DB[cur], buf.DB[nxt], buf.E[cur], buf.E[nxt])
+                buf.PHI[cur], buf.PHI[nxt], buf.DB[cur], buf.DB[nxt], buf.E[cur], buf.E[nxt],
+                wk.quad)
     return DONE
 
 
@@ -334,7 +336,7 @@ class NewmarkFamily(Scheme):
                        np.zeros((10, m3)), np.zeros((max(m3 // 3, 1), 3, 3)),
                        np.zeros((max(m3 // 3, 1), 3, 3)), np.zeros((m3 + nr, m3 + nr)),
                        np.zeros(m3 + nr), np.full(nc, -1.0), np.zeros(max(nr, 1), np.int64),
-                       np.zeros(m3 + nr), np.zeros(max(nr, 1)), np.empty(self.n))
+                       np.zeros(m3 + nr), np.zeros(max(nr, 1)), np.empty(self.n), np.zeros(3))
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
