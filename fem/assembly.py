@@ -63,13 +63,9 @@ class System:
 
 
 def _evaluate(fn, order: int, t: np.ndarray) -> np.ndarray:
-    if order == 0:
-        return np.broadcast_to(fn(t), t.shape).astype(float)
-    if order == 1:
-        return np.broadcast_to(fn.derivative(t), t.shape).astype(float)
-    # second derivative: centred difference of the exact first derivative
-    h = 1e-6 * np.maximum(1.0, np.abs(t))
-    return (np.asarray(fn.derivative(t + h)) - np.asarray(fn.derivative(t - h))) / (2 * h)
+    """d^order fn / dt^order (len(t),) at the times t (s): exact for every function of a study
+    (right-continuous where a table's slope jumps), see ``TimeFunction.derivative``."""
+    return np.broadcast_to(fn.derivative(t, order), t.shape).astype(float)
 
 
 def free_matrices(model):

@@ -15,8 +15,11 @@ A study file defines each function by exactly one of three keys::
     columns = [0, 1]             # optional, 0-based time and value columns
 
 All functions are vectorized: called with a float they return a float, called with an
-ndarray they return an ndarray of the same shape. ``derivative`` is exact (piecewise slope
-for tabulated data, symbolic for expressions). Every user error is a
+ndarray they return an ndarray of the same shape. ``derivative(t, order=1)`` is exact at
+every order, whatever the absolute time: symbolic for expressions (the derivative of an
+expression graph is a graph, differentiated again for the next order); for tabulated data
+the slope of each segment, and zero from the second order on (right-continuous at
+breakpoints: the value after the jump); zero for constants. Every user error is a
 :class:`~fem.errors.FunctionError` whose message starts with the key path or names the
 function.
 

@@ -204,8 +204,10 @@ class Expression(TimeFunction):
     (result has the sign of the divisor). Results may be inf or nan where the expression is
     undefined (log(0), 1/0); no warning is printed.
 
-    The derivative is symbolic and exact; at kinks (abs, min, max, where, floor, ...) it
-    takes one of the one-sided values, and it is 0 for steps and comparisons.
+    Derivatives of every order are symbolic and exact: the derivative of the graph is a
+    graph, differentiated again for the next order (built once, when first asked). At kinks
+    (abs, min, max, where, floor, ...) a derivative takes one of the one-sided values, and
+    it is 0 for steps and comparisons (their impulses are not represented).
 
     Parameters
     ----------
@@ -219,6 +221,7 @@ class Expression(TimeFunction):
     """
 
     kind = "expression"
+    exact_order = math.inf
 
     def __init__(self, name: str, text: str):
         super().__init__(name)
@@ -226,13 +229,22 @@ class Expression(TimeFunction):
         self.text = text
         self.graph = root
         self._value = _Program(root)
-        self._slope = _Program(_derivative_graph(root))
+        # graphs and programs of the derivatives of order 1, 2, ...
+        self._derivative_graphs = [_derivative_graph(root)]
+        self._derivative_programs = [_Program(self._derivative_graphs[0])]
 
     def _evaluate(self, t):
         return self._value.run(t)
 
     def _derivative(self, t):
-        return self._slope.run(t)
+        return self._derivative_programs[0].run(t)
+
+    def _higher_derivative(self, t, order):
+        graphs, programs = self._derivative_graphs, self._derivative_programs
+        while len(programs) < order:
+            graphs.append(_derivative_graph(graphs[-1]))
+            programs.append(_Program(graphs[-1]))
+        return programs[order - 1].run(t)
 
     def __repr__(self) -> str:
         return f"<Expression {self.name!r}: {self.text!r}>"

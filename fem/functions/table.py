@@ -50,9 +50,17 @@ class Table(TimeFunction):
     times : (n,) float ndarray, read-only, s
     values : (n,) float ndarray, read-only
     left, right : str
+
+    Notes
+    -----
+    Derivatives are exact and right-continuous: at a breakpoint the first derivative is the
+    slope of the segment after it (the last segment's at the end under "error"), and every
+    derivative of order 2 or more is zero, between breakpoints as at them (the value after
+    the jump of the slope; its Dirac impulse is not represented).
     """
 
     kind = "table"
+    exact_order = math.inf
     _key = "table"  # study key named in data errors
 
     def __init__(self, name: str, times, values, left: str = "error", right: str = "error"):
@@ -151,6 +159,13 @@ class Table(TimeFunction):
         out[last] = 0.0 if self.right == "constant" else s[-1]
         out[np.isnan(t)] = np.nan
         return out
+
+    def _higher_derivative(self, t, order):
+        if self.times.size == 1:
+            return 0.0
+        self._check_domain(t, t < self.times[0], t > self.times[-1])
+        # piecewise linear: no curvature on a segment, nor beyond the ends under any rule
+        return np.where(np.isnan(t), np.nan, 0.0)
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.name!r}: {self.times.size} points on "

@@ -233,8 +233,9 @@ def adaptive_grid(start: float, end: float, *, step=None, steps=None, archive=No
     for b in bps:
         i = int(np.clip(np.searchsorted(times0, b), 1, len(times0) - 1))
         near = i if abs(times0[i] - b) <= abs(times0[i - 1] - b) else i - 1
-        # a breakpoint within round-off of a knot is that knot
-        if abs(times0[near] - b) <= 1e-9 * (times0[i] - times0[i - 1]):
+        # a breakpoint within round-off of a knot is that knot: 1e-9 of a step, or a few
+        # ulps of t far from t = 0, where a decimal instant and the knot differ by that much
+        if abs(times0[near] - b) <= 1e-9 * (times0[i] - times0[i - 1]) + 8.0 * np.spacing(abs(b)):
             cut_values.append(times0[near])
         else:
             new.append(b)

@@ -271,20 +271,12 @@ def _static_correction(system, phi, omega, where):
 
 
 def _derivative(fn, order: int, t: np.ndarray) -> np.ndarray:
-    """d^order fn / dt^order at t: exact up to order 1, beyond by forward differences of the
-    exact (right-continuous) first derivative, so that an instant on a kink of a table takes
-    the curvature after it rather than a spike; backward at the end of the domain."""
+    """d^order fn / dt^order at t: exact for every function of a study, right-continuous so
+    that an instant on a kink of a table takes the curvature after it rather than a spike
+    (``TimeFunction.derivative``; beyond a function's exact orders, one-sided differences
+    inside its domain)."""
     t = np.asarray(t, float)
-    if order == 0:
-        return np.broadcast_to(fn(t), t.shape).astype(float)
-    if order == 1:
-        return np.broadcast_to(fn.derivative(t), t.shape).astype(float)
-    # nested differences lose digits: a wider step beyond the second derivative
-    h = (1e-6 if order == 2 else 1e-4) * np.maximum(1.0, np.abs(t))
-    hi = fn.domain[1]
-    a = np.where(t + h > hi, t - h, t)
-    b = np.where(t + h > hi, t, t + h)
-    return (_derivative(fn, order - 1, b) - _derivative(fn, order - 1, a)) / (b - a)
+    return np.broadcast_to(fn.derivative(t, order), t.shape).astype(float)
 
 
 def column_values(columns, t: np.ndarray, order: int = 0) -> np.ndarray:
