@@ -215,7 +215,7 @@ class ResultsSink:
             cols.update({name: dyn.size for name in ResultsSink.GENERALIZED.values()})
         if links:
             cols.update(links.series_columns())
-            cols.update({f"energy/{t}": 0 for t in ENERGY_TERMS})
+        cols.update({f"energy/{t}": 0 for t in ENERGY_TERMS})
         return cols
 
     @property
@@ -238,8 +238,8 @@ class ResultsSink:
                     blocks[self.GENERALIZED[field]] = q
         if self.links:
             blocks.update(self.links.series(out.CV[:rows]))
-            for j, term in enumerate(ENERGY_TERMS):
-                blocks[f"energy/{term}"] = np.array(out.EN[:rows, j])
+        for j, term in enumerate(ENERGY_TERMS):
+            blocks[f"energy/{term}"] = np.array(out.EN[:rows, j])
         self.pending.append(blocks)
         self.pending_rows += rows
         if (self.pending_rows >= self.block_rows

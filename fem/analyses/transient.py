@@ -135,7 +135,8 @@ ENGINE_SCHEMES = {("physical", "newmark"), ("physical", "hht"),
                   ("physical", "central_difference"), ("physical", "rk4"),
                   ("modal", "newmark"), ("modal", "central_difference"), ("modal", "rk4"),
                   ("modal", "euler"), ("modal", "adaptive2"), ("modal", "devogelaere"),
-                  ("modal", "rk32"), ("modal", "rk54")}
+                  ("modal", "rk32"), ("modal", "rk54"), ("physical", "exact"),
+                  ("modal", "exact")}
 
 
 def run_engine(ctx, spec):
@@ -175,7 +176,10 @@ def run_engine(ctx, spec):
 
     every = 0
     if is_fixed(catalog.info(p["basis"], p["scheme"]), p):
-        grid = build_grid(p["start"], p["end"], step=p.get("step"), steps=p.get("steps"),
+        step = p.get("step")
+        if step is None and not p.get("steps"):
+            step = (p["end"] - p["start"]) / 100          # the archive grid of exact
+        grid = build_grid(p["start"], p["end"], step=step, steps=p.get("steps"),
                           archive=p["archive"], where=spec.where)
     else:
         from fem.integrators.modal_common import adaptive_grid

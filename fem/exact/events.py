@@ -84,6 +84,9 @@ def first_event(prop: Propagator, z0, coefficients, h: float, rows: np.ndarray,
     directions = np.asarray(directions)
     fn = _Functions(prop, z0, coefficients, rows, offsets, forcing_rows)
     s = _points(h)
+    if skip_start:
+        # a function at zero with zero rate at the start shows its way out just after
+        s = np.insert(s, 1, 1e-4 * s[1])
     values = [fn.at(si) for si in s]
     g = np.array([v[0] for v in values])           # (k, ne)
     dg = np.array([v[1] for v in values])
@@ -122,6 +125,10 @@ def _bracket(fn, e, s, g, dg, direction):
             g_ext = fn.at(t_ext, e)[0]
             if crosses(ga, g_ext, direction):
                 return s[k], t_ext, ga
+            # from the extremum on (a function that starts at its event, at zero, rises
+            # and comes back across inside the interval)
+            if crosses(g_ext, gb, direction):
+                return t_ext, s[k + 1], g_ext
     return None
 
 

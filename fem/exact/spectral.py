@@ -295,6 +295,10 @@ def first_root(piece: Piece, rows: np.ndarray, offsets: np.ndarray, directions: 
     while start < count:
         stop = min(count, start + BLOCK)
         s = np.minimum(np.arange(start, stop + 1) * delta, span)
+        if start == 0 and skip_start:
+            # a function at zero with zero rate at the start (a bond just released) shows its
+            # way out of zero just after: one more sample there
+            s = np.insert(s, 1, min(1e-4 * delta, 0.5 * s[1]))
         E = np.exp(np.multiply.outer(s, nu))
         g = (E @ coefficients.T).real + offsets            # (ns, ne)
         dg = ((E * nu) @ coefficients.T).real
@@ -328,6 +332,10 @@ def _bracket(s, g, dg, direction, c, nu, offset):
             g_ext, _ = _value(c, nu, offset, t_ext)
             if crosses(g[k], g_ext, direction):
                 return s[k], t_ext, g[k]
+            # from the extremum on (a function that starts at its event, at zero, rises
+            # and comes back across inside the interval)
+            if crosses(g_ext, g[k + 1], direction):
+                return t_ext, s[k + 1], g_ext
     return None
 
 

@@ -27,6 +27,10 @@ def make(dynamics, links, p: dict, *, label: str, every: int = 0):
         return NewmarkFamily(dynamics, links, beta=beta, gamma=gamma, alpha=alpha, name=name,
                              events=events, velocity=p.get("velocity", "step"),
                              equilibrium=p.get("equilibrium", "alpha"), label=label)
+    if name == "exact":
+        from fem.integrators.exact import ExactScheme
+
+        return ExactScheme(dynamics, links, label=label)
     if name in ("rk4", "rk32", "rk54", "euler", "adaptive2", "devogelaere"):
         from fem.integrators.explicit import Explicit
 

@@ -1,0 +1,564 @@
+"""The exact scheme: the motion propagated exactly between events, on either basis.
+
+Between events every law of a link is linear in the state and the loads (a contact open or
+closed, a unidirectional friction sticking or sliding one way, a rigid bond or none), so each
+*phase* is the linear system
+
+    z' = A z + E u(t),   z = (x, x'),   u = (w(t), 1),
+
+built by :class:`Phases` from M, C, K, the loads B w and the links' terms: a closed contact
+adds k l l^T to K and c l l^T to C (l = L^T n its row) and -k l (n . Lw w - gap) to the loads;
+a sticking unidirectional friction (direction t, row lt) adds kt lt lt^T and ct lt lt^T around
+its anchor; one sliding with sign s adds the force -s mu F_n lt, F_n = k p + c p' (a term of K
+and C that is not symmetric); bonded rigid contacts R constrain the accelerations, a = P (...)
+with P = M^-1 - M^-1 R^T (R M^-1 R^T)^-1 R M^-1, and their bond forces lambda are linear in
+(z, u) too.
+
+Two propagators (``fem.exact``):
+
+* closed form (``spectral``): when the phase's state matrix is diagonalizable, the loads on the
+  stretch are sums of exponentials and the event functions do not depend on the loads, the
+  solution is a sum of exponentials: a whole phase is searched for its next event, archived and
+  integrated for its energy terms at once;
+* matrix exponential (``propagator``), otherwise: steps of at most 4 / omega_max, the loads
+  represented exactly (piecewise linear) or by an interpolating polynomial of degree 8 on steps
+  short enough for round-off.
+
+The laws' event functions (``fem.links.law``) are linear functions of (z, u) in a phase; their
+roots are located on the exact solution (sampled brackets, grazing extrema, Newton polish, to
+round-off: ``fem.exact.spectral.first_root``, ``fem.exact.events.first_event``) and the event
+is handed to the driver already landed (``exact_event``). The energy terms are integrated
+exactly: quadratic forms of the state and loads (Van Loan's integral, or expm1 for sums of
+exponentials).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.errors import NotAvailableError, SolverError
+from fem.exact.events import first_event
+from fem.exact.propagator import Propagator, polynomial_coefficients
+from fem.exact.spectral import (SpectralPhase, first_root, forcing_terms, make_piece,
+                                quadratic_integral, work_integral)
+from fem.integrators.base import Scheme
+from fem.integrators.kernels import DIVERGED, DONE, EVENT, diverged
+from fem.links.columns import (ANC, BLK, BONDED, CMP, CN, CT, DIR, FDIR, FN, G0, GAP, KIND, KN,
+                               KT, LAM, MODE, MU, MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP,
+                               STICK)
+
+SMOOTH_DEGREE = 8
+#: largest interpolation error of a smooth forcing on a step, relative to its size there
+FORCING_TOLERANCE = 1e-12
+
+
+class Phase:
+    """One phase: A (2n, 2n), E (2n, nu), the event functions (rows on z and u, their
+    (contact, function) and the dissipation and work forms on (z, u)."""
+
+    def __init__(self):
+        self.A = self.E = None
+        self.rz = self.ru = None
+        self.meaning = []
+        self.lam = None              # (bonded contacts, lam_z, lam_u)
+        self.Qs = self.Ql = self.Qw = None
+        self.C_struct = self.C_links = None
+        self.spectral = None
+        self.propagators = {}
+        self.omega = 0.0
+
+
+class Phases:
+    """The linear system of each mode set, built on demand and kept."""
+
+    def __init__(self, scheme):
+        dyn = scheme.dyn
+        self.scheme = scheme
+        M = dyn.mass.toarray()
+        self.n = n = len(M)
+        try:
+            self.Minv = np.linalg.inv(M) if n else np.zeros((0, 0))
+        except np.linalg.LinAlgError:
+            raise NotAvailableError(f"{scheme.label}: the exact scheme needs mass on every "
+                                    f"free dof") from None
+        if n and (not np.all(np.isfinite(self.Minv)) or np.linalg.cond(M) > 1e14):
+            raise NotAvailableError(f"{scheme.label}: the exact scheme needs mass on every "
+                                    f"free dof")
+        self.K = dyn.stiffness.toarray()
+        self.C = dyn.damping.toarray()
+        self.B = np.asarray(dyn.B, float)
+        self.nb = self.B.shape[1]
+        self.nu = self.nb + 1
+        self.P = scheme.P
+        L = scheme.L.toarray()
+        kin = scheme.kin
+        self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
+        self.cache: dict = {}
+
+    # ------------------------------------------------------------------ contact rows
+    def _rows(self, c, vector):
+        """(row on x (n,), imposed parts on w (nb,) of displacement, rate, acceleration) of
+        the projection of contact c's link kinematics on ``vector``."""
+        o = 3 * int(self.P[c, BLK])
+        sl = slice(o, o + 3)
+        return (vector @ self.L[sl], vector @ self.Lw[sl], vector @ self.Lv[sl],
+                vector @ self.La[sl])
+
+    def key(self, cv) -> tuple:
+        """The phase of the contact values cv: modes, and the sliding signs and anchors that
+        enter the equations."""
+        out = []
+        for c in range(self.P.shape[0]):
+            mode = int(cv[c, MODE])
+            if self.P[c, KIND] != RIGID and mode == SLIP:
+                t = self.P[c, FDIR:FDIR + 3]
+                out.append((mode, 1 if cv[c, SDIR:SDIR + 3] @ t >= 0 else -1))
+            elif self.P[c, KIND] != RIGID and mode == STICK and self.P[c, MU] > 0:
+                t = self.P[c, FDIR:FDIR + 3]
+                out.append((mode, float(cv[c, ANC:ANC + 3] @ t)))
+            else:
+                out.append((mode,))
+        return tuple(out)
+
+    def get(self, cv) -> Phase:
+        key = self.key(cv)
+        found = self.cache.get(key)
+        if found is None:
+            found = self._build(key)
+            if len(self.cache) > 256:
+                self.cache.clear()
+            self.cache[key] = found
+        return found
+
+    def _build(self, key) -> Phase:
+        n, nb, nu = self.n, self.nb, self.nu
+        P = self.P
+        K, C = self.K.copy(), self.C.copy()
+        F = np.zeros((n, nu))
+        F[:, :nb] = self.B
+        Cl = np.zeros((n, n))
+        # dissipation of the links on y = (z, u): (coef, (a_z, a_u), (b_z, b_u)) products
+        diss = []
+        friction = False
+        rz, ru, meaning = [], [], []
+        bonded = []
+
+        def affine(row_x, row_w, const, on_v=False):
+            az = np.zeros(2 * n)
+            if on_v:
+                az[n:] = row_x
+            else:
+                az[:n] = row_x
+            au = np.zeros(nu)
+            au[:nb] = row_w
+            au[nb] = const
+            return az, au
+
+        for c, mode in enumerate(key):
+            m = mode[0]
+            nvec = P[c, DIR:DIR + 3]
+            ell, pw, pv, pa = self._rows(c, nvec)
+            p_aff = affine(ell, pw, -P[c, GAP])
+            pd_aff = affine(ell, pv, 0.0, on_v=True)
+            if P[c, KIND] == RIGID:
+                if m == BONDED:
+                    bonded.append((c, ell, pa))
+                else:
+                    rz.append(-p_aff[0])
+                    ru.append(-p_aff[1])
+                    meaning.append((c, 0))
+                continue
+            k, cc = P[c, KN], P[c, CN]
+            force_rule = P[c, REL] != RELEASE_GAP and cc > 0
+            fn_aff = (k * p_aff[0] + cc * pd_aff[0], k * p_aff[1] + cc * pd_aff[1])
+            sign = 1.0 if m != OPEN else -1.0
+            rz.append(sign * p_aff[0])
+            ru.append(sign * p_aff[1])
+            meaning.append((c, 0))
+            if force_rule:
+                rz.append(sign * fn_aff[0] / k)
+                ru.append(sign * fn_aff[1] / k)
+                meaning.append((c, 0))
+            if m == OPEN:
+                continue
+            K += k * np.outer(ell, ell)
+            C += cc * np.outer(ell, ell)
+            Cl += cc * np.outer(ell, ell)
+            F[:, :nb] -= np.outer(ell, k * pw + cc * pv)
+            F[:, nb] += k * P[c, GAP] * ell
+            diss.append((cc, pd_aff, pd_aff))
+            if P[c, MU] <= 0:
+                continue
+            friction = True
+            tvec = P[c, FDIR:FDIR + 3]
+            lt, tw, tv, ta = self._rows(c, tvec)
+            kt, ct = P[c, KT], P[c, CT]
+            if m == STICK:
+                anc = mode[1]
+                K += kt * np.outer(lt, lt)
+                C += ct * np.outer(lt, lt)
+                Cl += ct * np.outer(lt, lt)
+                F[:, :nb] -= np.outer(lt, kt * tw + ct * tv)
+                F[:, nb] += kt * anc * lt
+                ft = (kt * np.concatenate([lt, np.zeros(n)]) + ct * np.concatenate(
+                    [np.zeros(n), lt]), np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
+                mus = P[c, MUS]
+                rz.append(mus * fn_aff[0] - ft[0])
+                ru.append(mus * fn_aff[1] - ft[1])
+                meaning.append((c, 1))
+                rz.append(mus * fn_aff[0] + ft[0])
+                ru.append(mus * fn_aff[1] + ft[1])
+                meaning.append((c, 1))
+                tv_aff = affine(lt, tv, 0.0, on_v=True)
+                diss.append((ct, tv_aff, tv_aff))
+            else:
+                s = float(mode[1])
+                mu = P[c, MU]
+                K += mu * s * k * np.outer(lt, ell)
+                C += mu * s * cc * np.outer(lt, ell)
+                F[:, :nb] -= mu * s * np.outer(lt, k * pw + cc * pv)
+                F[:, nb] += mu * s * k * P[c, GAP] * lt
+                tv_aff = affine(lt, tv, 0.0, on_v=True)
+                rz.append(s * tv_aff[0])
+                ru.append(s * tv_aff[1])
+                meaning.append((c, 1))
+                diss.append((mu * s, fn_aff, tv_aff))
+        ph = Phase()
+        Minv = self.Minv
+        Pm = Minv
+        extra = np.zeros((n, nu))
+        if bonded:
+            R = np.array([b[1] for b in bonded])
+            ra = np.zeros((len(bonded), nu))
+            ra[:, :nb] = np.array([b[2] for b in bonded])
+            S = R @ Minv @ R.T
+            try:
+                Sinv = np.linalg.inv(S)
+            except np.linalg.LinAlgError:
+                raise SolverError(f"{self.scheme.label}: bonded impact links are redundant "
+                                  f"(their rows are dependent)") from None
+            MR = Minv @ R.T
+            Pm = Minv - MR @ Sinv @ R @ Minv
+            extra = -MR @ Sinv @ ra
+            lam_z = Sinv @ R @ Minv @ np.hstack([-K, -C])
+            lam_u = Sinv @ (R @ Minv @ F + ra)
+            ph.lam = ([b[0] for b in bonded], lam_z, lam_u)
+            for i, b in enumerate(bonded):
+                rz.append(lam_z[i])
+                ru.append(lam_u[i])
+                meaning.append((b[0], 0))
+        A = np.zeros((2 * n, 2 * n))
+        A[:n, n:] = np.eye(n)
+        A[n:, :n] = -Pm @ K
+        A[n:, n:] = -Pm @ C
+        E = np.zeros((2 * n, nu))
+        E[n:] = Pm @ F + extra
+        ph.A, ph.E = A, E
+        ph.rz = np.array(rz).reshape(len(rz), 2 * n)
+        ph.ru = np.array(ru).reshape(len(ru), nu)
+        ph.meaning = meaning
+        ph.omega = float(np.max(np.abs(np.linalg.eigvals(A)))) if n else 0.0
+        ph.C_struct, ph.C_links = self.C, Cl
+        # quadratic forms on y = (z, u): structural and link dissipation, external work
+        N = 2 * n + nu
+        Qs = np.zeros((N, N))
+        Qs[n:2 * n, n:2 * n] = self.C
+        Ql = np.zeros((N, N))
+        for coef, a, b in diss:
+            va = np.concatenate(a)
+            vb = np.concatenate(b)
+            Ql += 0.5 * coef * (np.outer(va, vb) + np.outer(vb, va))
+        Qw = np.zeros((N, N))
+        Be = np.zeros((n, nu))
+        Be[:, :nb] = self.B
+        Qw[n:2 * n, 2 * n:] += 0.5 * Be
+        Qw[2 * n:, n:2 * n] += 0.5 * Be.T
+        ph.Qs, ph.Ql, ph.Qw = Qs, Ql, Qw
+        ph.imposed_rows = bool(np.any(ph.ru[:, :nb])) if len(ru) else False
+        ph.friction = friction
+        ph.constant_forcing_only = not np.any(self.Lw) and not np.any(self.Lv)
+        return ph
+
+
+class ExactScheme(Scheme):
+    """The exact scheme (module docstring)."""
+
+    fixed_step = False
+    adaptive = False
+
+    def __init__(self, dynamics, links, *, name="exact", events="locate", label="analysis"):
+        super().__init__(dynamics, links, name=name, events="locate", label=label)
+        self.phases = Phases(self)
+        functions = [fn for fn, _ in dynamics.columns]
+        self.degree = SMOOTH_DEGREE if any(fn.kind == "expression" for fn in functions) else 1
+        self.breaks = dynamics.breakpoints
+        self.exact_event = None
+        self._after_event = False
+        self._segment = None
+
+    # ------------------------------------------------------------------ helpers
+    def _forcing(self, t):
+        t = np.atleast_1d(np.asarray(t, float))
+        return np.column_stack([self.dyn.load_values(t), np.ones(len(t))])
+
+    def _z(self):
+        c = self.cur
+        return np.concatenate([self.buf.X[c], self.buf.V[c]])
+
+    def _write(self, which, z, a, t):
+        """State z (2n,) and acceleration a at time t into buffer ``which``; its link values
+        with the current modes."""
+        n = self.n
+        b = self.buf
+        b.X[which], b.V[which], b.A[which] = z[:n], z[n:], a
+        if which != self.cur:
+            b.CV[which] = b.CV[self.cur]
+        saved, self.cur = self.cur, which
+        w = self.dyn.load_values(np.array([t]))[0]
+        w_saved, self.w = self.w, w
+        self.link_state(self.buf.CV[saved][:, MODE].astype(float))
+        self.cur, self.w = saved, w_saved
+        return w
+
+    # ------------------------------------------------------------------ protocol
+    def begin(self, chunk):
+        super().begin(chunk)
+        self._knot = 1
+
+    def advance(self, out, row):
+        ch = self.chunk
+        t_end = float(ch.times[-1])
+        self.exact_event = None
+        while self.t < t_end:
+            stops = [b for b in self.breaks if self.t < b < t_end]
+            stop = min(stops) if stops else t_end
+            ph = self.phases.get(self.buf.CV[self.cur])
+            result = self._closed_form(ph, stop, out, row)
+            if result is None:
+                result = self._propagate(ph, stop, out, row)
+            status, row = result
+            if status != DONE:
+                return status, row
+        return DONE, row
+
+    def _knots_until(self, s_end, strict):
+        """Indices of the chunk's archived knots in [t, t + s_end) (or ] when not strict)
+        not archived yet."""
+        ch = self.chunk
+        out = []
+        while self._knot <= ch.k:
+            tj = float(ch.times[self._knot])
+            if tj > self.t + s_end or (strict and tj >= self.t + s_end):
+                break
+            if ch.archive[self._knot] and tj >= self.t:
+                out.append(self._knot)
+            self._knot += 1
+        return out
+
+    def _closed_form(self, ph, stop, out, row):
+        """One closed-form piece from t, up to the first event or ``stop``; None when the
+        phase or its loads do not allow it."""
+        if ph.imposed_rows or not ph.constant_forcing_only or ph.friction:
+            return None
+        if ph.spectral is None:
+            ph.spectral = SpectralPhase(ph.A)
+        spectral = ph.spectral
+        if not spectral.ok:
+            return None
+        n, nb = self.n, self.phases.nb
+        t0 = self.t
+        # the external forces B w(t) and the state-space forcing E u(t) as sums of
+        # exponentials of (t - t0) on the stretch
+        terms = forcing_terms(self.dyn.columns, self.phases.B, t0, stop)
+        if terms is None:
+            return None
+        mu, forces = terms
+        vectors, mus = self._state_forcing(ph, t0, stop)
+        if vectors is None:
+            return None
+        piece = make_piece(spectral, self._z(), (mus, vectors), None)
+        if piece is None:
+            return None
+        span = stop - t0
+        offsets = ph.ru[:, nb] if len(ph.ru) else np.zeros(0)
+        found = None
+        if len(ph.rz):
+            found = first_root(piece, ph.rz, offsets, -np.ones(len(offsets)), span,
+                               skip_start=self._after_event)
+        s_end = span if found is None else found[1]
+        ks = self._knots_until(s_end, strict=found is not None)
+        E0 = self.buf.E[self.cur].copy()
+        if ks:
+            s = self.chunk.times[ks] - t0
+            Z, R = piece.states(s), piece.rates(s)
+            row = self._archive(out, row, self.chunk.times[ks], Z, R, ph, piece, mu, forces,
+                                s, E0)
+        s1 = np.array([s_end])
+        z1 = piece.states(s1)[0]
+        a1 = piece.rates(s1)[0][n:]
+        E1 = E0 + self._energy_closed(ph, piece, mu, forces, s1)[0]
+        return self._finish(ph, z1, a1, E1, t0 + s_end, found), row
+
+    def _state_forcing(self, ph, a, b):
+        """(vectors (2n, K), mu (K,)): E u(t0 + s) = sum_k vectors_k exp(mu_k s) on (a, b)."""
+        nb = self.phases.nb
+        cols = list(self.dyn.columns)
+        Eu = ph.E
+        terms = forcing_terms(cols, Eu[:, :nb], a, b)
+        if terms is None:
+            return None, None
+        mu, vectors = terms
+        vectors = np.asarray(vectors, complex)
+        const = Eu[:, nb]
+        if np.any(const):
+            zero = np.flatnonzero(mu == 0)
+            if len(zero):
+                vectors[:, zero[0]] += const
+            else:
+                mu = np.append(mu, 0j)
+                vectors = np.column_stack([vectors, const.astype(complex)])
+        # shift to the start of the piece: terms exp(mu (t - a)) are already relative to a
+        return vectors, mu
+
+    def _energy_closed(self, ph, piece, mu, forces, s):
+        """(work, structural, links) integrals (ns, 3) over [0, s] of a closed-form piece."""
+        Es = quadratic_integral(piece, ph.C_struct, s)
+        El = quadratic_integral(piece, ph.C_links, s)
+        Ew = work_integral(piece, mu, np.asarray(forces, complex), s) if len(mu) else \
+            np.zeros(len(s))
+        return np.column_stack([Ew, Es, El])
+
+    def _propagate(self, ph, stop, out, row):
+        """One propagator step from t (at most 4 / omega_max, landing on the next archived
+        knot or ``stop``), up to the first event."""
+        n, nb = self.n, self.phases.nb
+        t0 = self.t
+        ch = self.chunk
+        nxt = self._knot
+        while nxt <= ch.k and not ch.archive[nxt]:
+            nxt += 1
+        target = float(ch.times[nxt]) if nxt <= ch.k else stop
+        land = min(stop, target) if target > t0 else stop
+        h = land - t0
+        if ph.omega > 0:
+            h = min(h, 4.0 / ph.omega)
+        coefficients, h = self._fit(t0, h)
+        prop = ph.propagators.get(self.degree)
+        if prop is None:
+            prop = Propagator(ph.A, ph.E, self.degree)
+            ph.propagators[self.degree] = prop
+        z0 = self._z()
+        ev = None
+        if len(ph.rz):
+            ev = first_event(prop, z0, coefficients, h, ph.rz, np.zeros(len(ph.rz)),
+                             -np.ones(len(ph.rz)), skip_start=self._after_event,
+                             forcing_rows=ph.ru)
+        s_end = h if ev is None else ev.s
+        E0 = self.buf.E[self.cur].copy()
+        ks = self._knots_until(s_end, strict=ev is not None)
+        if ks:
+            Z = np.array([prop.state(z0, coefficients, float(ch.times[j] - t0)) for j in ks])
+            R = np.array([prop.rate(z, coefficients, float(ch.times[j] - t0))
+                          for z, j in zip(Z, ks)])
+            Erows = np.array([E0 + self._energy_prop(ph, prop, z0, coefficients,
+                                                     float(ch.times[j] - t0)) for j in ks])
+            row = self._archive_rows(out, row, ch.times[ks], Z, R, ph, Erows)
+        z1 = prop.state(z0, coefficients, s_end) if ev is None else ev.state
+        a1 = prop.rate(z1, coefficients, s_end)[n:]
+        E1 = E0 + self._energy_prop(ph, prop, z0, coefficients, s_end)
+        t1 = land if (ev is None and s_end == land - t0) else t0 + s_end
+        found = None if ev is None else (ev.index, s_end)
+        return self._finish(ph, z1, a1, E1, t1, found), row
+
+    def _fit(self, t, h):
+        for _ in range(30):
+            coefficients, error = polynomial_coefficients(self._forcing, t, h, self.degree)
+            if self.degree <= 1 or error <= FORCING_TOLERANCE:
+                return coefficients, h
+            h *= 0.5
+        return coefficients, h
+
+    def _energy_prop(self, ph, prop, z0, coefficients, s):
+        N = prop.augmented_size
+        out = []
+        for name, Q in (("w", ph.Qw), ("s", ph.Qs), ("l", ph.Ql)):
+            big = np.zeros((N, N))
+            big[:len(Q), :len(Q)] = Q
+            out.append(prop.quadratic(name, big, z0, coefficients, s))
+        return np.array(out)
+
+    def _finish(self, ph, z1, a1, E1, t1, found):
+        """Write the end of the piece: the state, or (event) the landed state in the other
+        buffer with the event handed to the driver."""
+        if not np.all(np.isfinite(z1)) or diverged(z1[:self.n]):
+            self.pending = (t1, None)
+            x = 1 - self.cur
+            self.buf.X[x] = z1[:self.n]
+            return DIVERGED
+        x = 1 - self.cur
+        w1 = self._write(x, z1, a1, t1)
+        self.buf.E[x] = E1
+        self._set_bond_forces(ph, x, z1, w1)
+        self._trial = (t1, w1)
+        self.pending = (t1, w1)
+        if found is not None:
+            c, g = ph.meaning[found[0]]
+            cv = self.buf.CV[x]
+            # the root of one of the two functions of a min or max is an event only where
+            # the law's event function itself has reached zero
+            tol = 1e-9 * max(1.0, float(np.max(np.abs(cv[:, G0]), initial=0.0)))
+            if cv[c, G0 + g] <= tol:
+                self.exact_event = (c, g)
+                self._after_event = True
+                self.steps += 1
+                return EVENT
+        self.cur = x
+        self.t, self.w = t1, w1
+        self.steps += 1
+        self._after_event = found is not None
+        return DONE
+
+    def _set_bond_forces(self, ph, which, z, w):
+        if ph.lam is None:
+            return
+        contacts, lam_z, lam_u = ph.lam
+        u = np.concatenate([w, [1.0]])
+        lam = lam_z @ z + lam_u @ u
+        cv = self.buf.CV[which]
+        for c, value in zip(contacts, lam):
+            cv[c, LAM] = cv[c, FN] = cv[c, G0] = value
+            if value > 0:
+                cv[c, CMP] = 1.0
+
+    def _archive(self, out, row, times, Z, R, ph, piece, mu, forces, s, E0):
+        Erows = E0 + self._energy_closed(ph, piece, mu, forces, s)
+        return self._archive_rows(out, row, times, Z, R, ph, Erows)
+
+    def _archive_rows(self, out, row, times, Z, R, ph, Erows):
+        from fem.integrators.kernels import archive_row
+
+        n = self.n
+        spare = 1 - self.cur
+        b = self.buf
+        for k in range(len(times)):
+            w = self._write(spare, Z[k], R[k][n:], float(times[k]))
+            self._set_bond_forces(ph, spare, Z[k], w)
+            archive_row(out, row, float(times[k]), self.ops, b.X[spare], b.V[spare],
+                        b.A[spare], b.CV[spare], Erows[k], 0.0)
+            row += 1
+        return row
+
+    def trial(self, t_end):
+        """The landed state of the event the scheme found (the only trial it offers)."""
+        return DONE
+
+    def accept(self, out, row):
+        t, w = self._trial
+        self.cur = 1 - self.cur
+        self.t, self.w = t, w
+        self.exact_event = None
+        return row
+
+    def restart(self):
+        self.equilibrium()
+        self._after_event = True
