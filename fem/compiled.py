@@ -2,8 +2,8 @@
 
 The step loops are compiled with ``numba.njit(cache=True)``. numba checks a cached function
 only against the file that defines it: a loop that inlines a helper of another module (a
-solve of ``fem.linalg``, the contact law of ``fem.links.contact_law``), or that freezes a
-constant imported from another module (the slots of ``fem.integrators.modal_shock.common``),
+solve of ``fem.linalg``, a link law of ``fem.links``), or that freezes a constant imported
+from another module (the columns of ``fem.links.columns``),
 keeps running its old compiled code after that other file is edited.
 
 So, before any fem module with compiled code is imported (``fem/__init__.py`` runs this

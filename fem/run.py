@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
-from fem.impact.links import check_initial_gaps, check_pairs
+from fem.links.impact import check_initial_gaps, check_pairs
 from fem.links.support import check_analysis_links, check_links
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
@@ -31,16 +31,11 @@ def check_available(study: Study):
     """Refuse, before any computation, what this version cannot run yet."""
     for a in study.analyses:
         basis = a.get("basis", "physical")
-        entry = RUNNERS.get((a.kind, basis))
-        if entry is None:
+        if (a.kind, basis) not in RUNNERS:
             what = f"analysis kind '{a.kind}'" + (f" on a {basis} basis" if "basis" in a.params
                                                    else "")
             raise NotAvailableError(f"{a.where}.kind: {what} is not available yet in this "
                                     f"version of fem")
-        schemes = entry[1]
-        if schemes is not None and a.get("scheme") not in schemes:
-            raise NotAvailableError(f"{a.where}.scheme: scheme '{a.get('scheme')}' is not "
-                                    f"available yet (available: {', '.join(schemes)})")
         check_analysis_links(study, a)
 
 
@@ -83,7 +78,7 @@ def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
     try:
         for spec in study.analyses:
             log(f"analysis {spec.name} ({spec.kind}, {spec.get('scheme', '')})")
-            runner = RUNNERS[(spec.kind, spec.get("basis", "physical"))][0]
+            runner = RUNNERS[(spec.kind, spec.get("basis", "physical"))]
             try:
                 runner(ctx, spec)
             except SolverError as exc:

@@ -15,7 +15,7 @@ from conftest import series
 from fem.assembly import _evaluate
 from fem.errors import FunctionError
 from fem.functions import Constant, Expression, Table, TimeFunction, build_function
-from fem.integrators.modal_common import adaptive_grid
+from fem.integrators.adaptive import adaptive_grid
 from fem.modal.basis import column_values
 
 OMEGA = 2 * math.pi * 50                  # rad/s, the sine of the tests

@@ -120,7 +120,7 @@ def test_archive_times_far_from_zero_still_cut_steps():
 
 @pytest.mark.parametrize("start", [0.0, 60.0, 1000.0])
 def test_adaptive_grid_of_a_uniform_step_is_one_segment(start):
-    from fem.integrators.modal_common import adaptive_grid
+    from fem.integrators.adaptive import adaptive_grid
 
     grid, _ = adaptive_grid(start, start + 10.0, step=STEP, archive={"every": 1000})
     assert grid.segments == [(0, 1_000_000, STEP)]

@@ -1,59 +1,26 @@
 """Analysis runners, one module per analysis kind, registered by (kind, basis).
 
 A runner is ``run(ctx: Context, spec: AnalysisSpec) -> None``: it computes the analysis and
-writes it through ``ctx.writer``; it raises ``SolverError`` on a numerical failure.
+writes it through ``ctx.writer``; it raises ``SolverError`` on a numerical failure. Transient
+analyses of every scheme and basis go through ``fem.analyses.transient`` (the schemes a basis
+offers are those of the catalog, ``fem.integrators.catalog``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import complex_modes, harmonic, modal_transient, modes, transient
+from fem.analyses import complex_modes, harmonic, modes, transient
 
-#: (kind, basis) -> (runner, schemes it offers or None when the kind has no scheme)
+#: (kind, basis) -> runner
 RUNNERS = {
-    ("transient", "physical"): (lambda ctx, spec: _physical_transient(ctx, spec),
-                                ("newmark", "hht", "central_difference", "exact", "rk4")),
-    ("modes", "physical"): (modes.run, None),
-    ("complex_modes", "physical"): (complex_modes.run, None),
-    ("harmonic", "physical"): (harmonic.run, None),
-    ("harmonic", "modal"): (harmonic.run, None),
-    ("transient", "modal"): (lambda ctx, spec: _modal_transient(ctx, spec),
-                             (*modal_transient.SCHEMES, "exact", "rk4")),
+    ("transient", "physical"): transient.run,
+    ("transient", "modal"): transient.run,
+    ("modes", "physical"): modes.run,
+    ("complex_modes", "physical"): complex_modes.run,
+    ("harmonic", "physical"): harmonic.run,
+    ("harmonic", "modal"): harmonic.run,
 }
-
-
-def _with_impacts(ctx, spec) -> bool:
-    """Scheme rk4, or impact links: the runner of ``fem.impact``."""
-    names = set(spec.get("links") or ())
-    return spec.get("scheme") == "rk4" or any(
-        lk.kind == "impact" for lk in ctx.study.links if lk.name in names)
-
-
-def _physical_transient(ctx, spec):
-    if ("physical", spec.get("scheme")) in transient.ENGINE_SCHEMES:
-        return transient.run_engine(ctx, spec)
-    if _with_impacts(ctx, spec):
-        from fem.impact.runner import run
-
-        return run(ctx, spec)
-    return transient.run(ctx, spec)
-
-
-def _modal_transient(ctx, spec):
-    if ("modal", spec.get("scheme")) in transient.ENGINE_SCHEMES:
-        return transient.run_engine(ctx, spec)
-    if _with_impacts(ctx, spec):
-        from fem.impact.runner import run
-
-        return run(ctx, spec)
-    if spec.get("scheme") == "exact":
-        from fem.exact.runner import run_modal
-
-        return run_modal(ctx, spec)
-    if ("modal", spec.get("scheme")) in transient.ENGINE_SCHEMES:
-        return transient.run_engine(ctx, spec)
-    return modal_transient.run(ctx, spec)
 
 
 @dataclass

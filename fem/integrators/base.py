@@ -38,7 +38,6 @@ any size with given modes), or overrides ``advance``/``trial`` (adaptive and exa
 
 from __future__ import annotations
 
-import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,47 +60,6 @@ class State:
 
     def copy(self) -> "State":
         return State(self.u.copy(), self.v.copy(), None if self.a is None else self.a.copy())
-
-
-def initial_acceleration(system, force: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """a0 from M a0 = F(t0) - C v0 - K u0; massless dofs (zero rows of M) get a0 = 0."""
-    residual = force - system.damping @ v - system.stiffness @ u
-    M = system.mass
-    diagonal = M.diagonal()
-    if M.nnz == np.count_nonzero(diagonal):
-        a = np.zeros_like(residual)
-        massive = diagonal != 0
-        a[massive] = residual[massive] / diagonal[massive]
-        return a
-    massive = np.asarray(abs(M).sum(axis=1)).ravel() > 0
-    a = np.zeros_like(residual)
-    if massive.any():
-        sub = M[massive][:, massive].tocsc()
-        try:
-            a[massive] = scipy.sparse.linalg.splu(sub).solve(residual[massive])
-        except RuntimeError:
-            raise SolverError("the mass matrix is singular on the dofs that carry mass") from None
-    return a
-
-
-class LegacyScheme(abc.ABC):
-    """Base class of the schemes not yet on the protocol of ``Scheme``."""
-
-    name = "scheme"
-
-    def __init__(self, system):
-        self.system = system
-
-    def initial_acceleration(self, t0, u, v, w0) -> np.ndarray:
-        return initial_acceleration(self.system, self.system.B @ w0, u, v)
-
-    @abc.abstractmethod
-    def advance(self, dt, W, state: State, archive: np.ndarray):
-        """Advance over W.shape[0] - 1 steps of size dt; returns ((u, v, a) rows, finite)."""
-
-    def stability_limit(self) -> float | None:
-        """Largest stable step (s) for conditionally stable schemes, None otherwise."""
-        return None
 
 
 def highest_frequency(system) -> float:

@@ -12,14 +12,14 @@ the link forces phi from the laws at d = L x + Lw w, d' = L x' + Lv w; a bonded 
 adds its bond force lambda, solved so that its relative acceleration n . (L a + La w) vanishes
 (lambda = (R M^-1 R^T)^-1 (R a_free + n . La w), R the rows n^T L of the bonded contacts): every
 one of these schemes keeps linear invariants, so the bodies stay together exactly. The load
-between the driver's knots is the cubic through the four nearest knots (``modal_common.load_at``:
+between the driver's knots is the cubic through the four nearest knots (``adaptive.load_at``:
 exact for piecewise-linear tables, whose breakpoints are knots).
 
 Steps:
 
 * rk4, rk32, rk54: the Butcher tableau of the method on y = (x, x'); the embedded pairs are
   FSAL and advance with the higher-order solution, the difference with the lower-order one
-  estimating the error (``modal_common.error_ratio``, proportional-integral step control);
+  estimating the error (``adaptive.error_ratio``, proportional-integral step control);
 * euler: v+ = v + h a, x+ = x + h v+; adaptive2: v_1/2 = v + h/2 a, x+ = x + h v_1/2, the
   damping force with the predicted velocity v_1/2 + h/2 a, then v+ = v_1/2 + h/2 a+. Without
   ``step`` the step follows the apparent frequency of the response, omega_app =
@@ -49,18 +49,16 @@ from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
                                      crossed, csr_transpose_add, dense_add, diverged,
                                      link_kinematics, record_changes, step_energy)
-from fem.integrators.modal_common import (error_ratio, hermite, load_at, plan_step,
-                                          step_growth)
+from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXPONENT, H, H0,
+                                      HISTORY, HMAX, HMIN, HSTAB, LAST_REJECTED, METHOD,
+                                      REJECTED, SV, SX, TAU, TOL, error_ratio, hermite, load_at,
+                                      plan_step, step_growth)
 from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
 from fem.links.law import evaluate
 
 # methods
 RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3
-# slots of the control vector
-(TAU, H, ACCEPTED, REJECTED, SX, SV, HMIN, HMAX, TOL, HSTAB, LAST_REJECTED, HISTORY,
- ERR_PREV, ADAPTIVE, EXPONENT, METHOD, FSAL, H0) = range(18)
-CONTROL = 18
 
 
 def tableau(name):

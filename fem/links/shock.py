@@ -185,32 +185,3 @@ def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
                     g += (((1.0 if s == t else 0.0) - a[s] * a[t] - n[s] * n[t]) / rho
                           * dd[o + t])
                 Jd[b, q, s] -= fn * pqs + cc * n[q] * g
-
-
-# ------------------------------------------------------------------ plane contacts (exact scheme)
-@dataclass
-class PlaneContact:
-    """One unilateral plane contact on the model's dofs: penetration ell . u - gap."""
-    link: str
-    side: str
-    ell: np.ndarray
-    gap: float
-    stiffness: float
-    damping: float
-    release: str
-
-
-def plane_contacts(link, model, scheme: str) -> list[PlaneContact]:
-    """The plane contacts of one ``[[link]]`` of kind shock, on the model's dofs."""
-    from fem.errors import NotAvailableError
-
-    p = link.params
-    if p["obstacle"] == "circle":
-        raise NotAvailableError(f"{link.where}.obstacle: a circular obstacle is not available "
-                                f"with scheme '{scheme}' (its gap is not linear in the dofs)")
-    if p["friction"] > 0 or p["tangential_stiffness"] > 0:
-        raise NotAvailableError(f"{link.where}.friction: friction is not available yet with "
-                                f"scheme '{scheme}'")
-    shock = shock_link(link, model)
-    return [PlaneContact(link.name, c.side, np.asarray(shock.D.T @ c.direction).ravel(), c.gap,
-                         c.stiffness, c.damping, c.release) for c in shock.contacts]

@@ -1,1 +1,0 @@
-"""Impact links: restitution, sticking and separation, and the schemes that run them."""
