@@ -89,7 +89,7 @@ def tableau(name):
 
 
 # --------------------------------------------------------------------------- acceleration
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, work, out):
     """out = the acceleration at (x, v) under the loads w and the links (module docstring);
     writes the contact values cv_new (from cv_old: anchors, modes), phi, d, d'."""
@@ -112,7 +112,7 @@ def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, wo
         _bonds(kin, mass, P, rig, w, cv_new, phi, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _mass_solve(mass, rhs, out):
     if mass.diagonal:
         for j in range(rhs.size):
@@ -121,7 +121,7 @@ def _mass_solve(mass, rhs, out):
         banded_solve_into(mass.band, mass.perm, rhs, out, mass.work)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _bonds(kin, mass, P, rig, w, cv, phi, a):
     """The bond forces of the bonded rigid contacts, and their effect on a (in place)."""
     nr = rig.index.size
@@ -154,7 +154,8 @@ def _bonds(kin, mass, P, rig, w, cv, phi, a):
         for j in range(k):
             Ws[i, j] = rig.W[ri, rig.active[j]]
     if not small_solve(Ws, rhs, k):
-        rhs[:k] = math.nan
+        for i in range(k):
+            rhs[i] = math.nan
     for i in range(k):
         ri = rig.active[i]
         c = rig.index[ri]
@@ -172,7 +173,7 @@ def _bonds(kin, mass, P, rig, w, cv, phi, a):
 
 
 # --------------------------------------------------------------------------- one step
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1, a1, cv1,
          phi1, d1, dd1, flags, ws, hist_t, hist_f):
     """One step of size h from (x, v, a) at local time tau into (x1, v1, a1); returns the
@@ -264,7 +265,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1
     return 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _powers(ops, w, v):
     """(power of the loads (B w) . v, power of the structural dampers v . C v)."""
     B = ops.B
@@ -282,7 +283,7 @@ def _powers(ops, w, v):
     return pw, pd
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _quadratic(ts, fs, t, out):
     l0 = (t - ts[1]) * (t - ts[2]) / ((ts[0] - ts[1]) * (ts[0] - ts[2]))
     l1 = (t - ts[0]) * (t - ts[2]) / ((ts[1] - ts[0]) * (ts[1] - ts[2]))
@@ -291,7 +292,7 @@ def _quadratic(ts, fs, t, out):
         out[i] = l0 * fs[0, i] + l1 * fs[1, i] + l2 * fs[2, i]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _linear_accel(ops, mass, x, v, w, work, out):
     """M^-1 (B w - C v - K x)."""
     B = ops.B
@@ -305,7 +306,7 @@ def _linear_accel(ops, mass, x, v, w, work, out):
     _mass_solve(mass, work, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _restart_slope(ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, cv1, phi1, d1, dd1,
                    flags, ws):
     """ws.ev = the slope of the acceleration at tau along the motion."""
@@ -333,7 +334,7 @@ def _restart_slope(ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, cv1, p
             ws.ev[i] += scale * (ws.xo[i] - ws.vo[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1, a1, cv1,
                  phi1, d1, dd1, flags, ws, hist_t, hist_f):
     n = x.size
@@ -389,7 +390,7 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1,
 
 
 # --------------------------------------------------------------------------- the loop
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur, ws,
          hist_t, hist_f, out, row, locate, log):
     """Steps from local time ctl[TAU] to the end of the chunk (k knots of spacing dt);
@@ -484,14 +485,19 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
                 hist_f[2, i] = a1[i]
             ctl[HISTORY] = 1.0
         tau = end
-        x[:] = x1
-        v[:] = v1
-        a[:] = a1
-        cv[:, :] = cv1
-        phi[:] = phi1
-        db[:] = db1
-        dd[:] = dd1
-        E[:] = E1
+        for i in range(n):
+            x[i] = x1[i]
+            v[i] = v1[i]
+            a[i] = a1[i]
+        for c in range(cv.shape[0]):
+            for q in range(cv.shape[1]):
+                cv[c, q] = cv1[c, q]
+        for q in range(phi.size):
+            phi[q] = phi1[q]
+            db[q] = db1[q]
+            dd[q] = dd1[q]
+        for q in range(E.size):
+            E[q] = E1[q]
         _track(ctl, x, v)
         if adaptive:
             if method == EULER or method == VERLET:
@@ -504,7 +510,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     return DONE, row
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _track(ctl, x, v):
     for i in range(x.size):
         if abs(x[i]) > ctl[SX]:
@@ -513,7 +519,7 @@ def _track(ctl, x, v):
             ctl[SV] = abs(v[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, v1, a1, cv,
           E0, E1, flags, ws, out, row):
     """Archive knot j inside the step [tau, tau + h] by dense output: the quintic Hermite of

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from fem.links.columns import ACT, BLK, DIR, G0, G1, KIND, LAM, MODE, PDOT, RIGID, SLIP
-from fem.links.law import evaluate, step_dissipation, stored_energy, support_work
+from fem.links.law import evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
 #: energy accumulators: external work, structural damping, link dissipation
@@ -52,6 +52,24 @@ class Buffers(NamedTuple):
 def make_buffers(n: int, nc: int, m3: int, nv: int) -> Buffers:
     return Buffers(np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, nc, nv)),
                    np.zeros((2, m3)), np.zeros((2, m3)), np.zeros((2, m3)), np.zeros((2, NE)))
+
+
+class StateArrays(NamedTuple):
+    """One buffer of the state: x, v, a (n,), contact values cv (nc, NV), link forces phi,
+    displacements db and rates dd (3 m,), energy accumulators e (NE,)."""
+    x: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    cv: np.ndarray
+    phi: np.ndarray
+    db: np.ndarray
+    dd: np.ndarray
+    e: np.ndarray
+
+
+def state_arrays(buf: Buffers, which: int) -> StateArrays:
+    return StateArrays(buf.X[which], buf.V[which], buf.A[which], buf.CV[which], buf.PHI[which],
+                       buf.DB[which], buf.DD[which], buf.E[which])
 
 
 class Outputs(NamedTuple):
@@ -150,15 +168,14 @@ def add_rigid_forces(P, cv, phi):
 
 # --------------------------------------------------------------------------- energy
 @numba.njit(cache=True, nogil=True, inline="always")
-def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
-                quadrature):
+def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1,
+                   d0, d1, E0, E1, quadrature):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): the work of the loads
     and of the structural dampers by the trapezoidal rule on the displacement increment (or,
     when quadrature[2] > 0, the integrals quadrature[0] and quadrature[1] a scheme of higher
     order computed with its own stages), the links' dissipation (``fem.links.law.
     step_dissipation``) and the work of the imposed motion of the links' dofs."""
     n = x0.size
-    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
     nb = B.shape[1]
     work = 0.0
     damped = 0.0
@@ -182,37 +199,60 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
     E1[2] = E0[2]
     if P.shape[0]:
         E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
-        if kin.imposed:
-            m3 = phi0.size
-            e0 = np.zeros(m3)
-            e1 = np.zeros(m3)
-            dense_add(kin.Lw, w0, 1.0, e0)
-            dense_add(kin.Lw, w1, 1.0, e1)
-            E1[0] += support_work(phi0, phi1, e0, e1)
+        if imposed:
+            E1[0] += support_work_of(Lw, phi0, phi1, w0, w1)
+
+
+@numba.njit(cache=True, nogil=True)
+def support_work_of(Lw, phi0, phi1, w0, w1):
+    """-(phi0 + phi1)/2 . Lw (w1 - w0): the work of the links' imposed motion over a step."""
+    s = 0.0
+    for r in range(Lw.shape[0]):
+        de = 0.0
+        for c in range(Lw.shape[1]):
+            de += Lw[r, c] * (w1[c] - w0[c])
+        s -= 0.5 * (phi0[r] + phi1[r]) * de
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
+                quadrature):
+    """``step_energy_of`` with the operators and kinematics as named tuples."""
+    step_energy_of(ops.B, ops.Cd, ops.Ci, ops.Cp, kin.Lw, kin.imposed, P, x0, x1, v0, v1, w0,
+                   w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1, quadrature)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def archive_row_of(oT, oX, oV, oA, oCV, oEN, row, t, Md, Mi, Mp, Kd, Ki, Kp, x, v, a, cv, E,
+                   half_dt):
+    """Archive the instant t: the state (with ``half_dt`` > 0 the velocity v - half_dt a,
+    the half-step velocity of central differences), the contact values and the energies."""
+    n = x.size
+    oT[row] = t
+    for j in range(n):
+        oX[row, j] = x[j]
+        oV[row, j] = v[j] - half_dt * a[j]
+        oA[row, j] = a[j]
+    for c in range(cv.shape[0]):
+        for k in range(cv.shape[1]):
+            oCV[row, c, k] = cv[c, k]
+    oEN[row, 0] = 0.5 * quadratic(Md, Mi, Mp, v, v)
+    oEN[row, 1] = 0.5 * quadratic(Kd, Ki, Kp, x, x)
+    oEN[row, 2] = stored_energy(cv)
+    oEN[row, 3] = E[1] + E[2]
+    oEN[row, 4] = E[0]
 
 
 @numba.njit(cache=True, nogil=True)
 def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
-    """Archive the instant t: the state (with ``half_dt`` > 0 the velocity v - half_dt a,
-    the half-step velocity of central differences), the contact values and the energies."""
-    n = x.size
-    out.T[row] = t
-    for j in range(n):
-        out.X[row, j] = x[j]
-        out.V[row, j] = v[j] - half_dt * a[j]
-        out.A[row, j] = a[j]
-    for c in range(cv.shape[0]):
-        for k in range(cv.shape[1]):
-            out.CV[row, c, k] = cv[c, k]
-    out.EN[row, 0] = 0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)
-    out.EN[row, 1] = 0.5 * quadratic(ops.Kd, ops.Ki, ops.Kp, x, x)
-    out.EN[row, 2] = stored_energy(cv)
-    out.EN[row, 3] = E[1] + E[2]
-    out.EN[row, 4] = E[0]
+    """``archive_row_of`` with the outputs and operators as named tuples."""
+    archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, t, ops.Md, ops.Mi, ops.Mp,
+                   ops.Kd, ops.Ki, ops.Kp, x, v, a, cv, E, half_dt)
 
 
 # --------------------------------------------------------------------------- events
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     """The normal event function G0 of contact c (positive while its mode holds: chi closed,
     -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
@@ -227,20 +267,20 @@ def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     g10 = 3 * t2 - 4 * theta + 1
     g01 = (-6 * t2 + 6 * theta) / h
     g11 = 3 * t2 - 2 * theta
-    d = np.empty(d0.size)
-    dd = np.empty(d0.size)
-    for q in range(3):
-        r = o + q
-        d[r] = h00 * d0[r] + h10 * h * dd0[r] + h01 * d1[r] + h11 * h * dd1[r]
-        dd[r] = g00 * d0[r] + g10 * dd0[r] + g01 * d1[r] + g11 * dd1[r]
-    p, pd, n0, n1, n2, rho = kinematics(P, c, d, dd, o)
+    x0 = h00 * d0[o] + h10 * h * dd0[o] + h01 * d1[o] + h11 * h * dd1[o]
+    x1 = h00 * d0[o + 1] + h10 * h * dd0[o + 1] + h01 * d1[o + 1] + h11 * h * dd1[o + 1]
+    x2 = h00 * d0[o + 2] + h10 * h * dd0[o + 2] + h01 * d1[o + 2] + h11 * h * dd1[o + 2]
+    r0 = g00 * d0[o] + g10 * dd0[o] + g01 * d1[o] + g11 * dd1[o]
+    r1 = g00 * d0[o + 1] + g10 * dd0[o + 1] + g01 * d1[o + 1] + g11 * dd1[o + 1]
+    r2 = g00 * d0[o + 2] + g10 * dd0[o + 2] + g01 * d1[o + 2] + g11 * dd1[o + 2]
+    p, pd, n0, n1, n2, rho = kinematics(P, c, x0, x1, x2, r0, r1, r2)
     if P[c, KIND] == RIGID:
         return -p
     fn, chi = normal_force(P, c, p, pd)
     return chi if closed else -chi
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     """True when an event function passes from positive to zero or below over the step: at
     its ends, or (normal functions) at the samples of the step's dense output between them (a
@@ -268,8 +308,8 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
-def record_changes(P, cv0, cv1, t, log):
+@numba.njit(cache=True, nogil=True, inline="always")
+def record_changes_of(P, cv0, cv1, t, ev_time, ev_contact, ev_kind, ev_speed, ev_count):
     """Log the mode changes of a step (events = "step") at time t."""
     for c in range(P.shape[0]):
         m0 = int(cv0[c, MODE])
@@ -282,13 +322,19 @@ def record_changes(P, cv0, cv1, t, log):
             kind = EV_SLIP
         else:
             kind = EV_STICK
-        e = log.count[0]
-        if e < log.time.size:
-            log.time[e] = t
-            log.contact[e] = c
-            log.kind[e] = kind
-            log.speed[e] = cv1[c, PDOT]
-            log.count[0] = e + 1
+        e = ev_count[0]
+        if e < ev_time.size:
+            ev_time[e] = t
+            ev_contact[e] = c
+            ev_kind[e] = kind
+            ev_speed[e] = cv1[c, PDOT]
+            ev_count[0] = e + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def record_changes(P, cv0, cv1, t, log):
+    """``record_changes_of`` with the log as a named tuple."""
+    record_changes_of(P, cv0, cv1, t, log.time, log.contact, log.kind, log.speed, log.count)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

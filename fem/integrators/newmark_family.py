@@ -40,10 +40,10 @@ import scipy.sparse as sp
 
 from fem.errors import SolverError
 from fem.integrators.base import Scheme, highest_frequency
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, add_rigid_forces,
-                                     archive_row, crossed, csr_product, dense_add, diverged,
-                                     frozen_modes, link_kinematics, record_changes,
-                                     step_energy)
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, archive_row,
+                                     archive_row_of, crossed, csr_product, diverged,
+                                     frozen_modes, record_changes, record_changes_of,
+                                     state_arrays, step_energy_of)
 from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
 from fem.links.law import evaluate
@@ -71,21 +71,31 @@ class Coefficients(NamedTuple):
 
 
 class Work(NamedTuple):
-    """Scratch arrays of a step."""
+    """Scratch arrays of a step: predictors and right-hand side (n,), the link unknowns and
+    residuals (3 m,), the Jacobian of the link system, and the flags of imposed modes."""
     ut: np.ndarray
     vt: np.ndarray
     rhs: np.ndarray
-    wv: np.ndarray          # (10, 3 m): D u~, D v~, D a0, y, d, d', residual, forcing, La w, dy
+    xs: np.ndarray
+    Dut: np.ndarray
+    Dvt: np.ndarray
+    Da0: np.ndarray
+    y: np.ndarray
+    d: np.ndarray
+    dd: np.ndarray
+    R: np.ndarray
+    g: np.ndarray
+    Law: np.ndarray
     Jd: np.ndarray
     Jv: np.ndarray
     Jac: np.ndarray
     z: np.ndarray
-    flags: np.ndarray
     bonded: np.ndarray
     rhs_l: np.ndarray
     res_l: np.ndarray
-    x: np.ndarray
     quad: np.ndarray
+    flags: np.ndarray
+    mask: np.ndarray
 
 
 # --------------------------------------------------------------------------- formulas
@@ -102,75 +112,80 @@ def advance_state(ut, vt, a, dt, beta, gamma):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _predict(dt, co, ops, w0, w1, x, v, a, ut, vt, rhs):
-    """Predictors and the right-hand side r of S a_n+1 = r."""
-    n = x.size
+def _predict(dt, co, ops, W, i, s0, wk):
+    """Predictors and the right-hand side r of S a_n+1 = r (loads W[i - 1] -> W[i])."""
+    x, v, a = s0.x, s0.v, s0.a
+    ut, vt, rhs = wk.ut, wk.vt, wk.rhs
     B = ops.B
+    n = x.size
     nb = B.shape[1]
-    alpha, beta, gamma = co.alpha, co.beta, co.gamma
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
     s = 1.0 + alpha
     for j in range(n):
         ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
         f = 0.0
         for c in range(nb):
-            f += B[j, c] * (s * w1[c] - alpha * w0[c])
+            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
         rhs[j] = f
-    Kd, Ki, Kp, Cd, Ci, Cp = ops.Kd, ops.Ki, ops.Kp, ops.Cd, ops.Ci, ops.Cp
-    csr_matvec_add(Kd, Ki, Kp, ut, -s, rhs)
-    csr_matvec_add(Cd, Ci, Cp, vt, -s, rhs)
+    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, ut, -s, rhs)
+    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, vt, -s, rhs)
     if alpha != 0.0:
-        csr_matvec_add(Kd, Ki, Kp, x, alpha, rhs)
-        csr_matvec_add(Cd, Ci, Cp, v, alpha, rhs)
+        csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, alpha, rhs)
+        csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, alpha, rhs)
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True)
-def _solve_links(dt, co, Wl, P, cv_old, cv_new, phi_old, phi, wk, flags):
-    """The link accelerations y (wk.wv[3]) and bond forces of the step (module docstring);
-    returns the number of iterations, or -1 when no consistent mode set is found."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _solve_links(dt, co, Wl, P, s0, s1, wk, flags):
+    """The link accelerations y and bond forces of the step (module docstring); returns the
+    number of iterations, or -1 when no consistent mode set is found."""
+    cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
+    Dut, Dvt, Da0, y, d, dd, R, g, Law = (wk.Dut, wk.Dvt, wk.Da0, wk.y, wk.d, wk.dd, wk.R,
+                                          wk.g, wk.Law)
+    Jd, Jv, Jac, z, bonded, rhs_l, res_l = wk.Jd, wk.Jv, wk.Jac, wk.z, wk.bonded, wk.rhs_l, \
+        wk.res_l
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
     m3 = Wl.shape[0]
-    s = 1.0 + co.alpha
-    bd = co.beta * dt * dt
-    gd = co.gamma * dt
-    wv = wk.wv
-    Dut, Dvt, Da0, y, d, dd, R, g, Law, dy = (wv[0], wv[1], wv[2], wv[3], wv[4], wv[5],
-                                               wv[6], wv[7], wv[8], wv[9])
+    s = 1.0 + alpha
+    bd = beta * dt * dt
+    gd = gamma * dt
     nr = 0
     for c in range(P.shape[0]):
         if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
-            wk.bonded[nr] = c
+            bonded[nr] = c
             nr += 1
     N = m3 + nr
-    z = wk.z
     for r in range(m3):
         acc = Da0[r]
         for q in range(m3):
             acc += Wl[r, q] * phi_old[q]
         y[r] = acc
     for k in range(nr):
-        z[m3 + k] = cv_old[wk.bonded[k], LAM]
+        z[m3 + k] = cv_old[bonded[k], LAM]
     scale0 = 0.0
     for r in range(m3):
         scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
-    mask = flags
-    Jd, Jv, Jac = wk.Jd, wk.Jv, wk.Jac
-    for it in range(MAX_ITERATIONS):
+    mask = wk.mask
+    for c in range(P.shape[0]):
+        mask[c] = flags[c]
+    held = False
+    it = 0
+    while it < MAX_ITERATIONS:
         for r in range(m3):
             d[r] = Dut[r] + bd * y[r]
             dd[r] = Dvt[r] + gd * y[r]
         evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
-        if it >= HOLD_AFTER:
-            held = False
+        if it >= HOLD_AFTER and not held:
+            # no consistent mode set (a force that jumps where p = 0): the contacts that keep
+            # changing keep their mode over this step, and change at the next one
             for c in range(P.shape[0]):
                 if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
-                    if not held and mask is flags:
-                        mask = flags.copy()
                     mask[c] = cv_old[c, MODE]
                     held = True
             if held:
-                evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
+                continue
         for k in range(nr):
-            c = wk.bonded[k]
+            c = bonded[k]
             lam = z[m3 + k]
             cv_new[c, LAM] = lam
             cv_new[c, FN] = lam
@@ -179,7 +194,7 @@ def _solve_links(dt, co, Wl, P, cv_old, cv_new, phi_old, phi, wk, flags):
             for q in range(3):
                 phi[o + q] -= lam * P[c, DIR + q]
         for r in range(m3):
-            g[r] = s * phi[r] - co.alpha * phi_old[r]
+            g[r] = s * phi[r] - alpha * phi_old[r]
         rn = 0.0
         scale = scale0
         for r in range(m3):
@@ -190,18 +205,17 @@ def _solve_links(dt, co, Wl, P, cv_old, cv_new, phi_old, phi, wk, flags):
             rn = max(rn, abs(R[r]))
             scale = max(scale, abs(y[r]), abs(wg))
         for k in range(nr):
-            c = wk.bonded[k]
+            c = bonded[k]
             o = 3 * int(P[c, BLK])
             e = 0.0
             for q in range(3):
                 e += P[c, DIR + q] * (y[o + q] + Law[o + q])
-            wk.res_l[k] = e
+            res_l[k] = e
             rn = max(rn, abs(e))
         if rn <= TOLERANCE * scale:
             for k in range(nr):
-                c = wk.bonded[k]
                 if z[m3 + k] > 0.0:
-                    cv_new[c, CMP] = 1.0
+                    cv_new[bonded[k], CMP] = 1.0
             return it
         for r in range(N):
             for q in range(N):
@@ -216,102 +230,140 @@ def _solve_links(dt, co, Wl, P, cv_old, cv_new, phi_old, phi, wk, flags):
                         continue
                     for q in range(3):
                         Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
-        rhs_l = wk.rhs_l
-        for r in range(m3):
             rhs_l[r] = -R[r]
         for k in range(nr):
-            c = wk.bonded[k]
+            c = bonded[k]
             o = 3 * int(P[c, BLK])
             for q in range(3):
                 nq = P[c, DIR + q]
                 Jac[m3 + k, o + q] = nq
                 for r in range(m3):
                     Jac[r, m3 + k] += s * Wl[r, o + q] * nq
-            rhs_l[m3 + k] = -wk.res_l[k]
+            rhs_l[m3 + k] = -res_l[k]
         if not small_solve(Jac, rhs_l, N):
             return -1
         for r in range(m3):
             y[r] += rhs_l[r]
         for k in range(nr):
             z[m3 + k] += rhs_l[m3 + k]
+        it += 1
     return -1
 
 
 # --------------------------------------------------------------------------- one step
-@numba.njit(cache=True, nogil=True)
-def finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links):
-    """Links, state update and energies of a step whose predictors are in wk and whose a0
-    is in buf.A[1 - cur]; the new state goes to buffer 1 - cur. Returns DONE or NOT_SETTLED."""
-    nxt = 1 - cur
-    n = wk.ut.size
-    s = 1.0 + co.alpha
-    a1 = buf.A[nxt]
+@numba.njit(cache=True, nogil=True, inline="always")
+def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
+    """Links, state update and energies of a step whose predictors are in wk and whose
+    a0 = S^-1 r is in s1.a: the new state goes to s1. DONE or NOT_SETTLED."""
+    ut, vt = wk.ut, wk.vt
+    a1 = s1.a
+    n = ut.size
+    alpha = co.alpha
+    s = 1.0 + alpha
     if has_links:
-        wv = wk.wv
-        link_kinematics(kin, wk.ut, wk.vt, w1, wv[0], wv[1])
-        csr_product(kin.Ld, kin.Li, kin.Lp, a1, wv[2])
-        m3 = wv.shape[1]
+        Wl = sops.Wl
+        m3 = Wl.shape[0]
+        Dut, Dvt, Law = wk.Dut, wk.Dvt, wk.Law
+        csr_product(kin.Ld, kin.Li, kin.Lp, ut, Dut)
+        csr_product(kin.Ld, kin.Li, kin.Lp, vt, Dvt)
+        csr_product(kin.Ld, kin.Li, kin.Lp, a1, wk.Da0)
         for r in range(m3):
-            wv[8, r] = 0.0
+            Law[r] = 0.0
         if kin.imposed:
-            dense_add(kin.La, w1, 1.0, wv[8])
-        its = _solve_links(dt, co, sops.Wl, P, buf.CV[cur], buf.CV[nxt], buf.PHI[cur],
-                           buf.PHI[nxt], wk, flags)
+            Lw, Lv, La = kin.Lw, kin.Lv, kin.La
+            for r in range(m3):
+                sw = 0.0
+                sv = 0.0
+                sa = 0.0
+                for c in range(W.shape[1]):
+                    sw += Lw[r, c] * W[i, c]
+                    sv += Lv[r, c] * W[i, c]
+                    sa += La[r, c] * W[i, c]
+                Dut[r] += sw
+                Dvt[r] += sv
+                Law[r] = sa
+        its = _solve_links(dt, co, Wl, P, s0, s1, wk, flags)
         if its < 0:
             return NOT_SETTLED
+        d, dd, db1, dd1 = wk.d, wk.dd, s1.db, s1.dd
         for r in range(m3):
-            buf.DB[nxt, r] = wv[4, r]
-            buf.DD[nxt, r] = wv[5, r]
+            db1[r] = d[r]
+            dd1[r] = dd[r]
+        phi0, phi1 = s0.phi, s1.phi
+        Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
         for col in range(m3):
-            g = s * buf.PHI[nxt, col] - co.alpha * buf.PHI[cur, col]
-            if g != 0.0:
-                for k in range(sops.Zp[col], sops.Zp[col + 1]):
-                    a1[sops.Zi[k]] += sops.Zd[k] * g
-    x1, v1 = buf.X[nxt], buf.V[nxt]
+            gc = s * phi1[col] - alpha * phi0[col]
+            if gc != 0.0:
+                for k in range(Zp[col], Zp[col + 1]):
+                    a1[Zi[k]] += Zd[k] * gc
+    x1, v1 = s1.x, s1.v
+    beta, gamma = co.beta, co.gamma
     for j in range(n):
-        x1[j], v1[j] = advance_state(wk.ut[j], wk.vt[j], a1[j], dt, co.beta, co.gamma)
-    step_energy(ops, kin, P, buf.X[cur], x1, buf.V[cur], v1, w0, w1, buf.CV[cur], buf.CV[nxt],
-                buf.PHI[cur], buf.PHI[nxt], buf.DB[cur], buf.DB[nxt], buf.E[cur], buf.E[nxt],
-                wk.quad)
+        x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
+    step_energy_of(ops.B, ops.Cd, ops.Ci, ops.Cp, kin.Lw, kin.imposed, P, s0.x, x1, s0.v, v1,
+                   W[i - 1], W[i], s0.cv, s1.cv, s0.phi, s1.phi, s0.db, s1.db, s0.e, s1.e,
+                   wk.quad)
     return DONE
 
 
-@numba.njit(cache=True, nogil=True)
-def _step_banded(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links):
-    _predict(dt, co, ops, w0, w1, buf.X[cur], buf.V[cur], buf.A[cur], wk.ut, wk.vt, wk.rhs)
-    banded_solve_into(sops.band, sops.perm, wk.rhs, buf.A[1 - cur], wk.x)
-    return finish_step(dt, co, ops, kin, P, sops, w0, w1, buf, cur, wk, flags, has_links)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
+    """One step (banded factor) from s0 to s1."""
+    _predict(dt, co, ops, W, i, s0, wk)
+    banded_solve_into(sops.band, sops.perm, wk.rhs, s1.a, wk.xs)
+    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 
-@numba.njit(cache=True, nogil=True)
-def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
-          locate, log, half_dt, has_links):
-    """Steps i0 + 1 ... k of a chunk (banded factor); returns (status, step, buffer holding
-    the state, rows). On EVENT the step ``step`` is computed into the other buffer."""
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def single(dt, co, ops, kin, P, sops, W, s0, s1, wk, flags, has_links):
+    """One step from W[0] to W[1] (a step cut at an event)."""
+    return _step(dt, co, ops, kin, P, sops, W, 1, s0, s1, wk, flags, has_links)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def predict_step(dt, co, ops, W, i, s0, wk):
+    """``_predict`` on its own (the steps of a sparse factor, driven from Python)."""
+    _predict(dt, co, ops, W, i, s0, wk)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def finish_step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
+    """``_finish`` on its own (the steps of a sparse factor, driven from Python)."""
+    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, sa, sb, wk, out, row, locate,
+          log, half_dt, has_links):
+    """Steps i0 + 1 ... k of a chunk from the state sa, alternating between the buffers sa
+    and sb; returns (status, step, parity, rows): the state is in sa when parity is 0, in sb
+    otherwise. On EVENT the step ``step`` is computed into the other buffer, not taken."""
     flags = wk.flags
+    s0, s1 = sa, sb
+    parity = 0
     for i in range(i0 + 1, k + 1):
         if locate:
-            frozen_modes(buf.CV[cur], flags)
-        status = _step_banded(dt, co, ops, kin, P, sops, W[i - 1], W[i], buf, cur, wk, flags,
-                              has_links)
-        nxt = 1 - cur
+            frozen_modes(s0.cv, flags)
+        status = _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
         if status != DONE:
-            return status, i, cur, row
-        if diverged(buf.X[nxt]):
-            return DIVERGED, i, cur, row
+            return status, i, parity, row
+        if diverged(s1.x):
+            return DIVERGED, i, parity, row
         if has_links:
             if locate:
-                if crossed(P, buf.CV[cur], buf.CV[nxt], buf.DB[cur], buf.DD[cur], buf.DB[nxt],
-                           buf.DD[nxt], dt):
-                    return EVENT, i, cur, row
+                if crossed(P, s0.cv, s1.cv, s0.db, s0.dd, s1.db, s1.dd, dt):
+                    return EVENT, i, parity, row
             else:
-                record_changes(P, buf.CV[cur], buf.CV[nxt], times[i], log)
-        cur = nxt
+                record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
+                                  log.speed, log.count)
         if archive[i]:
-            archive_row(out, row, times[i], ops, buf.X[cur], buf.V[cur], buf.A[cur],
-                        buf.CV[cur], buf.E[cur], half_dt)
+            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
+                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, s1.x, s1.v, s1.a, s1.cv,
+                           s1.e, half_dt)
             row += 1
-    return DONE, k, cur, row
+        s0, s1 = s1, s0
+        parity = 1 - parity
+    return DONE, k, parity, row
 
 
 # --------------------------------------------------------------------------- the scheme
@@ -332,11 +384,12 @@ class NewmarkFamily(Scheme):
         m3 = self.L.shape[0]
         nr = len(links.rigid) if links else 0
         nc = self.P.shape[0]
-        self.wk = Work(np.empty(self.n), np.empty(self.n), np.empty(self.n),
-                       np.zeros((10, m3)), np.zeros((max(m3 // 3, 1), 3, 3)),
-                       np.zeros((max(m3 // 3, 1), 3, 3)), np.zeros((m3 + nr, m3 + nr)),
-                       np.zeros(m3 + nr), np.full(nc, -1.0), np.zeros(max(nr, 1), np.int64),
-                       np.zeros(m3 + nr), np.zeros(max(nr, 1)), np.empty(self.n), np.zeros(3))
+        n, m = self.n, max(m3 // 3, 1)
+        self.wk = Work(*(np.zeros(n) for _ in range(4)), *(np.zeros(m3) for _ in range(9)),
+                       np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((m3 + nr, m3 + nr)),
+                       np.zeros(m3 + nr), np.zeros(max(nr, 1), np.int64), np.zeros(m3 + nr),
+                       np.zeros(max(nr, 1)), np.zeros(3), np.full(nc, -1.0),
+                       np.full(nc, -1.0))
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
@@ -392,30 +445,33 @@ class NewmarkFamily(Scheme):
         factor, sops = self.step_operators(dt)
         half = 0.5 * dt if self.half_step_velocity else 0.0
         if factor.banded:
-            status, i, cur, row = _loop(i0, k, times, dt, self.co, self.ops, self.kin, self.P,
-                                        sops, W, archive, self.buf, self.cur, self.wk, out,
-                                        row, self.locate, self.log, half, bool(self.links))
-            self.cur = cur
+            c = self.cur
+            status, i, parity, row = _loop(
+                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
+                state_arrays(self.buf, c), state_arrays(self.buf, 1 - c), self.wk, out, row,
+                self.locate, self.log, half, bool(self.links))
+            # the state is in buffer cur (parity 0) or in the other one
+            self.cur = c if parity == 0 else 1 - c
         else:
             status, i, row = self._sparse_loop(factor, sops, i0, k, times, dt, W, archive, out,
                                                row, half)
         self.steps += i - i0 - (1 if status != DONE else 0)
         return status, i, row
 
-    def _sparse_step(self, factor, sops, h, w0, w1, flags):
+    def _sparse_step(self, factor, sops, h, W, i, flags):
         """One step with a sparse LU factor (a bandwidth too large for the banded one)."""
-        c, b = self.cur, self.buf
-        _predict(h, self.co, self.ops, w0, w1, b.X[c], b.V[c], b.A[c], self.wk.ut, self.wk.vt,
-                 self.wk.rhs)
-        b.A[1 - c] = factor.solve(self.wk.rhs)
-        return finish_step(h, self.co, self.ops, self.kin, self.P, sops, w0, w1, b, c, self.wk,
+        c = self.cur
+        s0, s1 = state_arrays(self.buf, c), state_arrays(self.buf, 1 - c)
+        predict_step(h, self.co, self.ops, W, i, s0, self.wk)
+        s1.a[:] = factor.solve(self.wk.rhs)
+        return finish_step(h, self.co, self.ops, self.kin, self.P, sops, W, i, s0, s1, self.wk,
                            flags, bool(self.links))
 
     def _sparse_loop(self, factor, sops, i0, k, times, dt, W, archive, out, row, half):
         b = self.buf
         for i in range(i0 + 1, k + 1):
             flags = self._flags()
-            status = self._sparse_step(factor, sops, dt, W[i - 1], W[i], flags)
+            status = self._sparse_step(factor, sops, dt, W, i, flags)
             c, x = self.cur, 1 - self.cur
             if status != DONE:
                 return status, i, row
@@ -438,10 +494,13 @@ class NewmarkFamily(Scheme):
         """One step of size h from buffer cur into the other with the modes ``flags``;
         returns the status."""
         factor, sops = self.step_operators(h, keep=False)
-        if factor.banded:
-            return _step_banded(h, self.co, self.ops, self.kin, self.P, sops, w0, w1, self.buf,
-                                self.cur, self.wk, flags, bool(self.links))
-        return self._sparse_step(factor, sops, h, w0, w1, flags)
+        W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
+        if not factor.banded:
+            return self._sparse_step(factor, sops, h, W, 1, flags)
+        c = self.cur
+        return single(h, self.co, self.ops, self.kin, self.P, sops, W,
+                      state_arrays(self.buf, c), state_arrays(self.buf, 1 - c), self.wk,
+                      np.asarray(flags, float), bool(self.links))
 
     def archive_half_dt(self, dt):
         return 0.5 * dt if self.half_step_velocity else 0.0

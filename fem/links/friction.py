@@ -38,22 +38,28 @@ from fem.links.columns import (ANC, CN, CT, ENT, FDIR, FT, FTD, FTM, G1, KN, KT,
                                SDIR, SLIP, SLIPW, STICK, UNI, VSL)
 
 
-@numba.njit(cache=True, nogil=True)
-def _projector(P, c, n0, n1, n2, Pt):
-    """Pt (3, 3): the directions where friction acts."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pt(P, c, n0, n1, n2, q, s):
+    """Entry (q, s) of the projector Pt on the directions where friction acts."""
     if P[c, UNI] > 0.5:
-        t = (P[c, FDIR], P[c, FDIR + 1], P[c, FDIR + 2])
-        for q in range(3):
-            for s in range(3):
-                Pt[q, s] = t[q] * t[s]
-        return
-    n = (n0, n1, n2)
-    for q in range(3):
-        for s in range(3):
-            Pt[q, s] = (1.0 if q == s else 0.0) - n[q] * n[s]
+        return P[c, FDIR + q] * P[c, FDIR + s]
+    nq = n0 if q == 0 else (n1 if q == 1 else n2)
+    ns = n0 if s == 0 else (n1 if s == 1 else n2)
+    return (1.0 if q == s else 0.0) - nq * ns
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _project(P, c, n0, n1, n2, v0, v1, v2):
+    """Pt v (3 numbers)."""
+    if P[c, UNI] > 0.5:
+        t0, t1, t2 = P[c, FDIR], P[c, FDIR + 1], P[c, FDIR + 2]
+        a = t0 * v0 + t1 * v1 + t2 * v2
+        return a * t0, a * t1, a * t2
+    a = n0 * v0 + n1 * v1 + n2 * v2
+    return v0 - a * n0, v1 - a * n1, v2 - a * n2
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, jac, mode):
     """Friction of closed contact c (see the module docstring): adds its force to phi and its
     derivatives to Jd, Jv; writes the mode, anchor, sliding direction, slip rate, stored energy,
@@ -64,23 +70,11 @@ def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, j
     mu = P[c, MU]
     pos = fn > 0.0
     fplus = fn if pos else 0.0
-    Pt = np.empty((3, 3))
-    _projector(P, c, n0, n1, n2, Pt)
-    delta = np.empty(3)
-    vt = np.empty(3)
-    ftr = np.empty(3)
-    f2 = 0.0
-    for q in range(3):
-        dq = 0.0
-        vq = 0.0
-        for s in range(3):
-            dq += Pt[q, s] * (d[o + s] - cv_old[c, ANC + s])
-            vq += Pt[q, s] * dd[o + s]
-        delta[q] = dq
-        vt[q] = vq
-        ftr[q] = kt * dq + ct * vq
-        f2 += ftr[q] * ftr[q]
-    fmag = math.sqrt(f2)
+    de0, de1, de2 = _project(P, c, n0, n1, n2, d[o] - cv_old[c, ANC], d[o + 1] - cv_old[c, ANC + 1],
+                             d[o + 2] - cv_old[c, ANC + 2])
+    vt0, vt1, vt2 = _project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
+    f0, f1, f2 = kt * de0 + ct * vt0, kt * de1 + ct * vt1, kt * de2 + ct * vt2
+    fmag = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
     was_sliding = int(cv_old[c, MODE]) == SLIP
     if mode < 0:
         limit = (mu if was_sliding else P[c, MUS]) * fplus
@@ -88,51 +82,66 @@ def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, j
     else:
         stick = mode == STICK
     if stick:
+        phi[o] -= f0
+        phi[o + 1] -= f1
+        phi[o + 2] -= f2
+        cv_new[c, FT] = -f0
+        cv_new[c, FT + 1] = -f1
+        cv_new[c, FT + 2] = -f2
+        cv_new[c, FTD] = ct * vt0
+        cv_new[c, FTD + 1] = ct * vt1
+        cv_new[c, FTD + 2] = ct * vt2
         for q in range(3):
-            phi[o + q] -= ftr[q]
-            cv_new[c, FT + q] = -ftr[q]
-            cv_new[c, FTD + q] = ct * vt[q]
             cv_new[c, ANC + q] = cv_old[c, ANC + q]
-            if jac:
+        if jac:
+            for q in range(3):
                 for s in range(3):
-                    Jd[b, q, s] -= kt * Pt[q, s]
-                    Jv[b, q, s] -= ct * Pt[q, s]
+                    pt = _pt(P, c, n0, n1, n2, q, s)
+                    Jd[b, q, s] -= kt * pt
+                    Jv[b, q, s] -= ct * pt
         cv_new[c, MODE] = STICK
         cv_new[c, FTM] = fmag
-        cv_new[c, ENT] = 0.5 * kt * (delta[0] ** 2 + delta[1] ** 2 + delta[2] ** 2)
+        cv_new[c, ENT] = 0.5 * kt * (de0 * de0 + de1 * de1 + de2 * de2)
         cv_new[c, VSL] = 0.0
         cv_new[c, G1] = P[c, MUS] * fplus - fmag
         return
     # sliding: the direction e of the slip, held over the step when the mode is imposed (the
     # direction of the sliding velocity is taken for the next step)
-    e = np.empty(3)
-    nxt = np.empty(3)
+    s0, s1, s2 = cv_old[c, SDIR], cv_old[c, SDIR + 1], cv_old[c, SDIR + 2]
     if mode < 0:
         # return mapping: along the trial force
-        for q in range(3):
-            e[q] = ftr[q] / fmag if fmag > 0.0 else cv_old[c, SDIR + q]
-            nxt[q] = e[q]
+        if fmag > 0.0:
+            e0, e1, e2 = f0 / fmag, f1 / fmag, f2 / fmag
+        else:
+            e0, e1, e2 = s0, s1, s2
+        x0, x1, x2 = e0, e1, e2
     else:
-        vmag = math.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2)
-        along = (vt[0] * cv_old[c, SDIR] + vt[1] * cv_old[c, SDIR + 1]
-                 + vt[2] * cv_old[c, SDIR + 2])
-        for q in range(3):
-            e[q] = cv_old[c, SDIR + q]
-            nxt[q] = vt[q] / vmag if (P[c, UNI] < 0.5 and vmag > 0.0 and along > 0.0) else e[q]
+        e0, e1, e2 = s0, s1, s2
+        vmag = math.sqrt(vt0 * vt0 + vt1 * vt1 + vt2 * vt2)
+        along = vt0 * s0 + vt1 * s1 + vt2 * s2
+        if P[c, UNI] < 0.5 and vmag > 0.0 and along > 0.0:
+            x0, x1, x2 = vt0 / vmag, vt1 / vmag, vt2 / vmag
+        else:
+            x0, x1, x2 = e0, e1, e2
     force = mu * fplus
-    slip_rate = 0.0
-    old_along = 0.0
-    work = 0.0
+    slip_rate = e0 * vt0 + e1 * vt1 + e2 * vt2
+    old_along = s0 * vt0 + s1 * vt1 + s2 * vt2
+    u0, u1, u2 = force * e0, force * e1, force * e2
+    work = (u0 * (de0 - u0 / kt) + u1 * (de1 - u1 / kt) + u2 * (de2 - u2 / kt))
+    phi[o] -= u0
+    phi[o + 1] -= u1
+    phi[o + 2] -= u2
+    cv_new[c, FT] = -u0
+    cv_new[c, FT + 1] = -u1
+    cv_new[c, FT + 2] = -u2
+    cv_new[c, SDIR] = x0
+    cv_new[c, SDIR + 1] = x1
+    cv_new[c, SDIR + 2] = x2
+    cv_new[c, ANC] = d[o] - u0 / kt
+    cv_new[c, ANC + 1] = d[o + 1] - u1 / kt
+    cv_new[c, ANC + 2] = d[o + 2] - u2 / kt
     for q in range(3):
-        phi[o + q] -= force * e[q]
-        cv_new[c, FT + q] = -force * e[q]
         cv_new[c, FTD + q] = 0.0
-        cv_new[c, SDIR + q] = nxt[q]
-        anchor = d[o + q] - force * e[q] / kt
-        cv_new[c, ANC + q] = anchor
-        slip_rate += e[q] * vt[q]
-        old_along += cv_old[c, SDIR + q] * vt[q]
-        work += force * e[q] * (delta[q] - force * e[q] / kt)
     cv_new[c, MODE] = SLIP
     cv_new[c, FTM] = force
     cv_new[c, ENT] = 0.5 * force * force / kt
@@ -142,25 +151,22 @@ def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, j
     if not jac:
         return
     # derivatives: F_n = k p + c p' moves with d and d' along n; the direction turns with the
-    # trial force (return mapping) or with the sliding velocity
+    # trial force (return mapping)
     dmu = mu if pos else 0.0
-    n = (n0, n1, n2)
     from_kn = P[c, KN]
     from_cn = P[c, CN]
-    if mode < 0:
-        ratio = force / fmag if fmag > 0.0 else 0.0
-        for q in range(3):
-            for s in range(3):
-                proj = 0.0
-                for t in range(3):
-                    proj += ((1.0 if q == t else 0.0) - e[q] * e[t]) * Pt[t, s]
-                Jd[b, q, s] -= dmu * e[q] * from_kn * n[s] + ratio * kt * proj
-                Jv[b, q, s] -= dmu * e[q] * from_cn * n[s] + ratio * ct * proj
-        return
+    ratio = force / fmag if (mode < 0 and fmag > 0.0) else 0.0
     for q in range(3):
+        eq = e0 if q == 0 else (e1 if q == 1 else e2)
         for s in range(3):
-            Jd[b, q, s] -= dmu * e[q] * from_kn * n[s]
-            Jv[b, q, s] -= dmu * e[q] * from_cn * n[s]
+            ns = n0 if s == 0 else (n1 if s == 1 else n2)
+            proj = 0.0
+            if ratio != 0.0:
+                for t in range(3):
+                    et = e0 if t == 0 else (e1 if t == 1 else e2)
+                    proj += ((1.0 if q == t else 0.0) - eq * et) * _pt(P, c, n0, n1, n2, t, s)
+            Jd[b, q, s] -= dmu * eq * from_kn * ns + ratio * kt * proj
+            Jv[b, q, s] -= dmu * eq * from_cn * ns + ratio * ct * proj
 
 
 def stick_anchor(P, c: int, cv: np.ndarray, d: np.ndarray, o: int):

@@ -49,7 +49,7 @@ __all__ = ["evaluate", "step_dissipation", "stored_energy", "support_work", "aff
            "NV", "NG", "FREE"]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     """Forces, modes, event functions and stored energies of every contact.
 
@@ -66,7 +66,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
         b = int(P[c, BLK])
         o = 3 * b
         kind = int(P[c, KIND])
-        p, pd, n0, n1, n2, rho = shock.kinematics(P, c, d, dd, o)
+        p, pd, n0, n1, n2, rho = shock.kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o],
+                                                  dd[o + 1], dd[o + 2])
         cv_new[c, PEN] = p
         cv_new[c, PDOT] = pd
         cv_new[c, NRM] = n0
@@ -130,7 +131,7 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
                             jac, mode)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def step_dissipation(P, cv0, cv1, d0, d1):
     """Energy (J) the contacts dissipate from state cv0 to cv1 (link displacements d0, d1):
     the normal and tangential dampers (trapezoidal rule on the displacement increments), the
@@ -156,7 +157,7 @@ def step_dissipation(P, cv0, cv1, d0, d1):
     return lost
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def stored_energy(cv):
     """Energy (J) the contacts hold: normal and tangential springs."""
     s = 0.0

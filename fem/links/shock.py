@@ -126,28 +126,26 @@ def shock_link(link, model) -> ShockLink:
 
 
 # ------------------------------------------------------------------ the compiled normal law
-@numba.njit(cache=True, nogil=True)
-def kinematics(P, c, d, dd, o):
+@numba.njit(cache=True, nogil=True, inline="always")
+def kinematics(P, c, x0, x1, x2, r0, r1, r2):
     """Penetration p (m), its rate, the contact normal (3 numbers) and the radial distance
-    (circle) of contact c at link displacements d and rates dd (block offset o)."""
+    (circle) of contact c at the link displacement (x0, x1, x2) and rate (r0, r1, r2)."""
     if P[c, KIND] != CIRCLE:
         n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
-        p = n0 * d[o] + n1 * d[o + 1] + n2 * d[o + 2] - P[c, GAP]
-        pd = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
-        return p, pd, n0, n1, n2, 0.0
+        p = n0 * x0 + n1 * x1 + n2 * x2 - P[c, GAP]
+        return p, n0 * r0 + n1 * r1 + n2 * r2, n0, n1, n2, 0.0
     a0, a1, a2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
-    ad = a0 * d[o] + a1 * d[o + 1] + a2 * d[o + 2]
-    r0, r1, r2 = d[o] - ad * a0, d[o + 1] - ad * a1, d[o + 2] - ad * a2
-    rho = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    ad = a0 * x0 + a1 * x1 + a2 * x2
+    q0, q1, q2 = x0 - ad * a0, x1 - ad * a1, x2 - ad * a2
+    rho = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
     if rho > 0.0:
-        n0, n1, n2 = r0 / rho, r1 / rho, r2 / rho
+        n0, n1, n2 = q0 / rho, q1 / rho, q2 / rho
     else:
         n0, n1, n2 = 0.0, 0.0, 0.0
-    pd = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
-    return rho - P[c, GAP], pd, n0, n1, n2, rho
+    return rho - P[c, GAP], n0 * r0 + n1 * r1 + n2 * r2, n0, n1, n2, rho
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def normal_force(P, c, p, pd):
     """(normal force k p + c p', contact function chi): chi > 0 exactly where the contact is
     closed under its release rule."""
@@ -158,7 +156,7 @@ def normal_force(P, c, p, pd):
     return fn, min(p, fn / k)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
     """Add the normal force of a closed contact to phi (along -n on the first node) and, with
     ``jac``, its derivatives; the normal of a circle turns with d."""
