@@ -133,3 +133,30 @@ def load_average() -> str:
         return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpu(s)"
     except OSError:
         return "load average unknown"
+
+
+def engine_scheme(dyn, name: str, links=None, **params):
+    """A scheme of fem's transient engine on the dynamics ``dyn`` (``fem.integrators.
+    dynamics``), as a study would make it: ``name`` its catalog name, ``params`` its keys."""
+    from fem.integrators import catalog
+    from fem.integrators.factory import make
+    from fem.links.linkset import LinkSet
+
+    row = catalog.info(dyn.basis, name)
+    p = {"basis": dyn.basis, "scheme": name, "start": 0.0, "end": params.pop("end", 1.0)}
+    for key in row.keys:
+        p[key.name] = params.pop(key.name, key.default_for(p))
+    p.update(params)
+    return make(dyn, links if links is not None else LinkSet(), p, label="benchmark",
+                every=p.get("every", 0))
+
+
+def engine_run(scheme, grid, x0, v0):
+    """One run of the driver (``fem.transient.integrate``) with a memory sink: (seconds,
+    Result, archived arrays)."""
+    from fem.transient import MemorySink, integrate
+
+    sink = MemorySink()
+    start = time.perf_counter()
+    result = integrate(scheme, grid, x0=x0, v0=v0, sink=sink)
+    return time.perf_counter() - start, result, sink.arrays()

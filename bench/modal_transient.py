@@ -8,8 +8,9 @@ the generalized coordinates archived every 1000 steps.
     python bench/modal_transient.py [--modes 20] [--steps 1000000] [--loop-steps 100000]
 
 Timed:
-- fem: ``driver.integrate`` with the modal central-difference scheme and a MemorySink (load
-  values, chunking, archiving included), after a first short run that compiles the loop;
+- fem: the transient driver (``fem.transient.integrate``) with the modal central-difference
+  scheme and a memory sink (load values, chunking, archiving included), after a first short
+  run that compiles the loop;
 - numpy: a Python loop over the steps with numpy matrix-vector products on the same
   generalized operators (dense m x m), archiving every 1000 steps too; run over
   ``--loop-steps`` steps (its rate does not depend on the count).
@@ -33,7 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import chain_mesh, chain_study, machine, table  # noqa: E402
+from _common import (chain_mesh, chain_study, engine_run, engine_scheme,  # noqa: E402
+                     machine, table)
 
 DT = 1e-4
 EVERY = 1000
@@ -63,21 +65,20 @@ def basis_of_chain(n: int, coupled: bool):
 
 
 def run_fem(basis, steps: int):
-    """(steps/s, final q) of fem's modal central differences over ``steps`` steps."""
-    from fem.driver import MemorySink, integrate
-    from fem.integrators.base import State
-    from fem.integrators.modal_newmark import ModalNewmark
+    """(steps/s, final q) of fem's modal central differences over ``steps`` steps, through
+    the transient driver (load values, chunks and archive included)."""
+    import scipy.sparse as sp
+
+    from fem.integrators import dynamics
     from fem.timegrid import build_grid
 
+    dyn = dynamics.modal(basis, sp.csr_matrix((0, basis.system.T.shape[0])))
+
     def once(count):
-        scheme = ModalNewmark(basis, 0.0, 0.5, name="central_difference")
+        scheme = engine_scheme(dyn, "central_difference")
         grid = build_grid(0.0, count * DT, step=DT, archive={"every": EVERY})
-        state = State(basis.q0.copy(), basis.v0.copy(), None)
-        sink = MemorySink()
-        start = time.perf_counter()
-        final, done = integrate(basis, scheme, grid, state=state, fields=("displacement",),
-                                sink=sink, expand=False)
-        return time.perf_counter() - start, final, done
+        elapsed, result, rows = engine_run(scheme, grid, dyn.x0, dyn.v0)
+        return elapsed, rows["x"][-1], result.steps
 
     once(2 * EVERY)                                  # compile (or load the cache)
     best, final = np.inf, None
@@ -85,7 +86,7 @@ def run_fem(basis, steps: int):
         elapsed, final, done = once(steps)
         best = min(best, elapsed)
     assert done == steps
-    return steps / best, final.u
+    return steps / best, final
 
 
 def run_numpy(basis, steps: int):

@@ -47,7 +47,8 @@ import scipy.sparse.linalg as spla
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (DAMPING, MASS, STIFFNESS, chain_mesh, chain_study,  # noqa: E402
-                     load_average, loaded_node, machine, max_rss_mib, stopwatch, table)
+                     engine_run, engine_scheme, load_average, loaded_node, machine,
+                     max_rss_mib, stopwatch, table)
 
 FORCE = 1.0
 BETA, GAMMA = 0.25, 0.5
@@ -80,34 +81,40 @@ def fem_setup(n, steps, dt):
 
 def fem_integrate(system, spec, dt_check):
     """One integration from rest; returns (times, archived displacement rows)."""
-    from fem.driver import MemorySink, integrate
-    from fem.integrators import newmark
+    from fem.integrators import dynamics
     from fem.timegrid import build_grid
 
     with stopwatch() as t_make:
         grid = build_grid(spec["start"], spec["end"], step=spec["step"], archive=spec["archive"])
-        scheme = newmark.make(system, "newmark", spec)
+        dyn = dynamics.physical(system, _no_links(system))
+        scheme = engine_scheme(dyn, "newmark", beta=spec["beta"], gamma=spec["gamma"],
+                               end=spec["end"])
     dt = grid.segments[0][2]
     assert len(grid.segments) == 1 and abs(dt - dt_check) < 1e-12
     with stopwatch() as t_factor:
-        scheme.factor(dt)               # the key integrate will look up: no second factorization
-    sink = MemorySink()
-    with stopwatch() as t_step:
-        _, done = integrate(system, scheme, grid, fields=["displacement"], sink=sink, expand=True)
-    assert done == grid.steps
-    times = {"make": t_make.elapsed, "factor": t_factor.elapsed, "step": t_step.elapsed}
+        scheme.step_operators(dt)       # the key integrate will look up: no second factorization
+    elapsed, result, rows = engine_run(scheme, grid, system.q0, system.v0)
+    assert result.steps == grid.steps
+    times = {"make": t_make.elapsed, "factor": t_factor.elapsed, "step": elapsed}
     times["total"] = times["make"] + times["factor"] + times["step"]
-    return times, sink.arrays()["displacement"]
+    return times, dyn.expand(rows["x"], rows["time"], 0)
+
+
+def _no_links(system):
+    """The (0, n) kinematics of no link, on all the model's dofs."""
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((0, system.T.shape[0]))
 
 
 def fem_warmup(steps, dt):
     """First call of the compiled kernel (compile or cache load), then a warm call."""
-    from fem.integrators import newmark
+    from fem.integrators import newmark_family
 
     _, spec, _, system, _ = fem_setup(10, steps, dt)
     first, _ = fem_integrate(system, spec, dt)
     second, _ = fem_integrate(system, spec, dt)
-    stats = getattr(newmark._newmark_banded, "stats", None)
+    stats = getattr(newmark_family._loop, "stats", None)
     how = "unknown"
     if stats is not None:
         how = "cache load" if sum(stats.cache_hits.values()) else (
@@ -231,24 +238,22 @@ OFFSET_SPREAD = 0.10
 
 def offset_run(system, spec, start, dof):
     """1e6 steps over [start, start + 10] s; returns (times, segments, final displacement)."""
-    from fem.driver import MemorySink, integrate
-    from fem.integrators import newmark
+    from fem.integrators import dynamics
     from fem.timegrid import build_grid
 
     with stopwatch() as t_grid:
         grid = build_grid(start, start + OFFSET_SPAN, step=OFFSET_DT,
                           archive={"every": OFFSET_EVERY})
     with stopwatch() as t_make:
-        scheme = newmark.make(system, "newmark", spec)
-    sink = MemorySink()
-    with stopwatch() as t_step:
-        _, done = integrate(system, scheme, grid, fields=["displacement"], sink=sink, expand=True)
-    assert done == OFFSET_STEPS == grid.steps
-    rows = sink.arrays()
+        dyn = dynamics.physical(system, _no_links(system))
+        scheme = engine_scheme(dyn, "newmark", beta=spec["beta"], gamma=spec["gamma"])
+    elapsed, result, rows = engine_run(scheme, grid, system.q0, system.v0)
+    assert result.steps == OFFSET_STEPS == grid.steps
     assert len(rows["time"]) == OFFSET_STEPS // OFFSET_EVERY + 1
-    times = {"grid": t_grid.elapsed, "make": t_make.elapsed, "integrate": t_step.elapsed}
+    times = {"grid": t_grid.elapsed, "make": t_make.elapsed, "integrate": elapsed}
     times["total"] = sum(times.values())
-    return times, len(grid.segments), rows["displacement"][-1, dof]
+    final = dyn.expand(rows["x"][-1:], rows["time"][-1:], 0)[0]
+    return times, len(grid.segments), final[dof]
 
 
 def time_offsets() -> bool:

@@ -196,7 +196,8 @@ class ResultsSink:
     GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                    "acceleration": "generalized/qddot"}
 
-    def __init__(self, series, dyn, links, fields, width: int):
+    def __init__(self, series, dyn, links, fields, width: int, energy: bool):
+        self.energy = energy
         self.series = series
         self.dyn = dyn
         self.links = links
@@ -209,13 +210,14 @@ class ResultsSink:
         self.last_flush = time.monotonic()
 
     @staticmethod
-    def columns(dyn, links, fields, width: int) -> dict:
+    def columns(dyn, links, fields, width: int, energy: bool) -> dict:
         cols = {"time": 0, **{f: width for f in fields}}
         if dyn.generalized:
             cols.update({name: dyn.size for name in ResultsSink.GENERALIZED.values()})
         if links:
             cols.update(links.series_columns())
-        cols.update({f"energy/{t}": 0 for t in ENERGY_TERMS})
+        if energy:
+            cols.update({f"energy/{t}": 0 for t in ENERGY_TERMS})
         return cols
 
     @property
@@ -238,8 +240,9 @@ class ResultsSink:
                     blocks[self.GENERALIZED[field]] = q
         if self.links:
             blocks.update(self.links.series(out.CV[:rows]))
-        for j, term in enumerate(ENERGY_TERMS):
-            blocks[f"energy/{term}"] = np.array(out.EN[:rows, j])
+        if self.energy:
+            for j, term in enumerate(ENERGY_TERMS):
+                blocks[f"energy/{term}"] = np.array(out.EN[:rows, j])
         self.pending.append(blocks)
         self.pending_rows += rows
         if (self.pending_rows >= self.block_rows

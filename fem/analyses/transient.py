@@ -84,9 +84,9 @@ def run(ctx, spec):
     for name, attrs in zip(links.names, links.attrs):
         aw.link(name, **attrs)
     fields = [f for f in FIELDS if f in p["fields"]]
-    series = aw.series(ResultsSink.columns(dyn, links, fields, width),
+    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy),
                        units=GENERALIZED_UNITS if basis is not None else None)
-    sink = ResultsSink(series, dyn, links, fields, width)
+    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy)
     bar = progress_bar(grid.steps, spec.name) if ctx.progress else None
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()

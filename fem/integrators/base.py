@@ -134,6 +134,9 @@ class Scheme:
         self.i = 0
         self._trial = None
         self._minv = None
+        #: the energy terms are integrated and archived (every analysis with links; the
+        #: linear ones skip that cost)
+        self.energy = bool(self.links)
 
     # ------------------------------------------------------------------ start
     def start(self, t0: float, x0, v0, w0, acceleration: str = "equilibrium"):

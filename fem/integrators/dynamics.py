@@ -25,7 +25,9 @@ from fem.linalg import csr_parts
 
 
 class Operators(NamedTuple):
-    """CSR parts of K, C and M, and B (n, nb), for the compiled loops."""
+    """CSR parts of K, C and M, and B (n, nb), for the compiled loops; Kdiag, Cdiag the
+    diagonals of K and C when both are diagonal (a modal basis with uncoupled damping),
+    empty otherwise."""
     Kd: np.ndarray
     Ki: np.ndarray
     Kp: np.ndarray
@@ -36,6 +38,8 @@ class Operators(NamedTuple):
     Mi: np.ndarray
     Mp: np.ndarray
     B: np.ndarray
+    Kdiag: np.ndarray
+    Cdiag: np.ndarray
 
 
 class Kinematics(NamedTuple):
@@ -97,8 +101,12 @@ class Dynamics:
         return column_values(self.columns, np.atleast_1d(np.asarray(t, float)), 0)
 
     def operators(self) -> Operators:
-        return Operators(*csr_parts(self.stiffness), *csr_parts(self.damping),
-                         *csr_parts(self.mass), np.ascontiguousarray(self.B, np.float64))
+        K, C = sp.csr_matrix(self.stiffness), sp.csr_matrix(self.damping)
+        diagonal = all(abs(A - sp.diags(A.diagonal())).sum() == 0 for A in (K, C))
+        kd = np.ascontiguousarray(K.diagonal(), np.float64) if diagonal else np.zeros(0)
+        cd = np.ascontiguousarray(C.diagonal(), np.float64) if diagonal else np.zeros(0)
+        return Operators(*csr_parts(K), *csr_parts(C), *csr_parts(self.mass),
+                         np.ascontiguousarray(self.B, np.float64), kd, cd)
 
     def kinematics(self) -> Kinematics:
         imposed = bool(np.any(self.Lw) or np.any(self.Lv) or np.any(self.La))

@@ -288,6 +288,7 @@ class ExactScheme(Scheme):
 
     def __init__(self, dynamics, links, *, name="exact", events="locate", label="analysis"):
         super().__init__(dynamics, links, name=name, events="locate", label=label)
+        self.energy = True          # the integrals are exact and cheap: always archived
         self.phases = Phases(self)
         functions = [fn for fn, _ in dynamics.columns]
         self.degree = SMOOTH_DEGREE if any(fn.kind == "expression" for fn in functions) else 1

@@ -168,28 +168,25 @@ def add_rigid_forces(P, cv, phi):
 
 # --------------------------------------------------------------------------- energy
 @numba.njit(cache=True, nogil=True, inline="always")
-def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1,
-                   d0, d1, E0, E1, quadrature):
-    """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): the work of the loads
-    and of the structural dampers by the trapezoidal rule on the displacement increment (or,
-    when quadrature[2] > 0, the integrals quadrature[0] and quadrature[1] a scheme of higher
-    order computed with its own stages), the links' dissipation (``fem.links.law.
+def dof_powers(j, dx, B, Cd, Ci, Cp, w0, w1, v0, v1):
+    """Twice the work of the loads and of the structural dampers on dof j over a step of
+    displacement increment dx (trapezoidal rule): (dx (B (w0 + w1))_j, dx (C (v0 + v1))_j)."""
+    f = 0.0
+    for c in range(B.shape[1]):
+        f += B[j, c] * (w0[c] + w1[c])
+    cv = 0.0
+    for k in range(Cp[j], Cp[j + 1]):
+        cv += Cd[k] * (v0[Ci[k]] + v1[Ci[k]])
+    return dx * f, dx * cv
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
+                 quadrature):
+    """E1 = E0 + the terms of a step: the sums (work, damped) of ``dof_powers`` (or, when
+    quadrature[2] > 0, the integrals quadrature[0] and quadrature[1] a scheme of higher order
+    computed with its own stages), the links' dissipation (``fem.links.law.
     step_dissipation``) and the work of the imposed motion of the links' dofs."""
-    n = x0.size
-    nb = B.shape[1]
-    work = 0.0
-    damped = 0.0
-    for j in range(n):
-        dx = x1[j] - x0[j]
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * (w0[c] + w1[c])
-        cv = 0.0
-        for k in range(Cp[j], Cp[j + 1]):
-            q = Ci[k]
-            cv += Cd[k] * (v0[q] + v1[q])
-        work += dx * f
-        damped += dx * cv
     if quadrature[2] > 0.0:
         E1[0] = E0[0] + quadrature[0]
         E1[1] = E0[1] + quadrature[1]
@@ -201,6 +198,21 @@ def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, c
         E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
         if imposed:
             E1[0] += support_work_of(Lw, phi0, phi1, w0, w1)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1,
+                   d0, d1, E0, E1, quadrature):
+    """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1) (``dof_powers`` on
+    every dof, then ``close_energy``)."""
+    work = 0.0
+    damped = 0.0
+    for j in range(x0.size):
+        pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
+        work += pw
+        damped += pd
+    close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
+                 quadrature)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -43,7 +43,7 @@ from fem.integrators.base import Scheme, highest_frequency
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, archive_row,
                                      archive_row_of, crossed, csr_product, diverged,
                                      frozen_modes, record_changes, record_changes_of,
-                                     state_arrays, step_energy_of)
+                                     state_arrays, DIVERGENCE_LIMIT, close_energy, dof_powers)
 from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
 from fem.links.law import evaluate
@@ -55,13 +55,21 @@ TOLERANCE = 1e-11
 
 
 class StepOperators(NamedTuple):
-    """Per step size: the factor of S (band, perm), Z = S^-1 L^T (CSC parts), W = L Z."""
+    """Per step size: the factor of S (band, perm), or on a modal basis S^-1 itself (inv:
+    (n,) when S is diagonal, (n, n) otherwise; kind 1 diagonal, 2 dense, 0 banded factor);
+    Z = S^-1 L^T (CSC parts) and W = L Z."""
     band: np.ndarray
     perm: np.ndarray
     Zd: np.ndarray
     Zi: np.ndarray
     Zp: np.ndarray
     Wl: np.ndarray
+    kind: int
+    diag_inv: np.ndarray
+    dense_inv: np.ndarray
+    SK: np.ndarray
+    SC: np.ndarray
+    SB: np.ndarray
 
 
 class Coefficients(NamedTuple):
@@ -132,6 +140,50 @@ def _predict(dt, co, ops, W, i, s0, wk):
     if alpha != 0.0:
         csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, alpha, rhs)
         csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, alpha, rhs)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _predict_diagonal(dt, co, ops, W, i, s0, wk, inv, a1):
+    """``_predict`` and the solve for diagonal K, C and S: one pass over the coordinates."""
+    x, v, a = s0.x, s0.v, s0.a
+    ut, vt = wk.ut, wk.vt
+    B, kd, cd = ops.B, ops.Kdiag, ops.Cdiag
+    nb = B.shape[1]
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    s = 1.0 + alpha
+    for j in range(x.size):
+        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
+        f = 0.0
+        for c in range(nb):
+            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
+        f -= s * (kd[j] * ut[j] + cd[j] * vt[j])
+        if alpha != 0.0:
+            f += alpha * (kd[j] * x[j] + cd[j] * v[j])
+        a1[j] = inv[j] * f
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
+    """``_predict`` and the solve with S^-1 K, S^-1 C and S^-1 B formed (transposed, so that
+    the inner loops run over contiguous memory)."""
+    x, v, a = s0.x, s0.v, s0.a
+    ut, vt = wk.ut, wk.vt
+    SK, SC, SB = sops.SK, sops.SC, sops.SB
+    n = x.size
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    s = 1.0 + alpha
+    for j in range(n):
+        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
+        a1[j] = 0.0
+    for c in range(SB.shape[0]):
+        wc = s * W[i, c] - alpha * W[i - 1, c]
+        for j in range(n):
+            a1[j] += SB[c, j] * wc
+    for q in range(n):
+        uq = s * ut[q] - alpha * x[q]
+        vq = s * vt[q] - alpha * v[q]
+        for j in range(n):
+            a1[j] -= SK[q, j] * uq + SC[q, j] * vq
 
 
 # --------------------------------------------------------------------------- links
@@ -296,21 +348,47 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
             if gc != 0.0:
                 for k in range(Zp[col], Zp[col + 1]):
                     a1[Zi[k]] += Zd[k] * gc
-    x1, v1 = s1.x, s1.v
+    # the new state, its energy terms and the divergence test in one pass
+    x0, v0, x1, v1 = s0.x, s0.v, s1.x, s1.v
+    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
+    w0, w1 = W[i - 1], W[i]
     beta, gamma = co.beta, co.gamma
+    work = 0.0
+    damped = 0.0
+    finite = True
+    energy = wk.quad[3] > 0.0
     for j in range(n):
         x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
-    step_energy_of(ops.B, ops.Cd, ops.Ci, ops.Cp, kin.Lw, kin.imposed, P, s0.x, x1, s0.v, v1,
-                   W[i - 1], W[i], s0.cv, s1.cv, s0.phi, s1.phi, s0.db, s1.db, s0.e, s1.e,
-                   wk.quad)
-    return DONE
+        if energy:
+            pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
+            work += pw
+            damped += pd
+        finite = finite and abs(x1[j]) <= DIVERGENCE_LIMIT
+    if energy:
+        close_energy(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
+                     s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
+    return DONE if finite else DIVERGED
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """One step (banded factor) from s0 to s1."""
+    rhs, a1 = wk.rhs, s1.a
+    if sops.kind == 1 and ops.Kdiag.size == a1.size:
+        # uncoupled equations: predictor, right-hand side and solve mode by mode
+        _predict_diagonal(dt, co, ops, W, i, s0, wk, sops.diag_inv, a1)
+        return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
+    if sops.kind == 2:
+        # a small dense system: a = S^-1 B w - S^-1 K u~ - S^-1 C v~ with the products formed
+        _predict_dense(dt, co, W, i, s0, wk, sops, a1)
+        return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
     _predict(dt, co, ops, W, i, s0, wk)
-    banded_solve_into(sops.band, sops.perm, wk.rhs, s1.a, wk.xs)
+    if sops.kind == 1:
+        inv = sops.diag_inv
+        for j in range(a1.size):
+            a1[j] = inv[j] * rhs[j]
+    else:
+        banded_solve_into(sops.band, sops.perm, rhs, a1, wk.xs)
     return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 
@@ -347,8 +425,6 @@ def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, sa, sb, wk, out, 
         status = _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
         if status != DONE:
             return status, i, parity, row
-        if diverged(s1.x):
-            return DIVERGED, i, parity, row
         if has_links:
             if locate:
                 if crossed(P, s0.cv, s1.cv, s0.db, s0.dd, s1.db, s1.dd, dt):
@@ -388,8 +464,10 @@ class NewmarkFamily(Scheme):
         self.wk = Work(*(np.zeros(n) for _ in range(4)), *(np.zeros(m3) for _ in range(9)),
                        np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((m3 + nr, m3 + nr)),
                        np.zeros(m3 + nr), np.zeros(max(nr, 1), np.int64), np.zeros(m3 + nr),
-                       np.zeros(max(nr, 1)), np.zeros(3), np.full(nc, -1.0),
+                       np.zeros(max(nr, 1)), np.zeros(4), np.full(nc, -1.0),
                        np.full(nc, -1.0))
+        # quad[3]: whether the step accumulates the energy terms (analyses with links)
+        self.wk.quad[3] = 1.0 if self.energy else 0.0
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
@@ -430,7 +508,23 @@ class NewmarkFamily(Scheme):
             zparts = (np.zeros(0), np.zeros(0, np.int64), np.zeros(1, np.int64))
         band = factor.band if factor.banded else np.zeros((1, 0))
         perm = factor.perm if factor.banded else np.zeros(0, np.int64)
-        found = (factor, StepOperators(band, perm, *zparts, Wl))
+        kind, diag_inv, dense_inv = 0, np.zeros(0), np.zeros((0, 0))
+        SK = SC = SB = np.zeros((0, 0))
+        if self.dyn.basis == "modal":
+            # a small dense system: S^-1 itself, applied mode by mode (diagonal) or folded
+            # into S^-1 K, S^-1 C and S^-1 B
+            Sd = S.toarray()
+            if not np.any(Sd - np.diag(np.diag(Sd))):
+                kind, diag_inv = 1, 1.0 / np.diag(Sd)
+            else:
+                kind = 2
+                Si = np.linalg.inv(Sd)
+                dense_inv = np.ascontiguousarray(Si.T)
+                SK = np.ascontiguousarray((Si @ self.dyn.stiffness.toarray()).T)
+                SC = np.ascontiguousarray((Si @ self.dyn.damping.toarray()).T)
+                SB = np.ascontiguousarray((Si @ np.asarray(self.dyn.B)).T)
+        found = (factor, StepOperators(band, perm, *zparts, Wl, kind, diag_inv, dense_inv,
+                                       SK, SC, SB))
         if keep:
             self._ops_cache[dt] = found
         else:
@@ -444,7 +538,7 @@ class NewmarkFamily(Scheme):
         """Steps i0 + 1 ... k of the chunk (see ``Scheme.advance``)."""
         factor, sops = self.step_operators(dt)
         half = 0.5 * dt if self.half_step_velocity else 0.0
-        if factor.banded:
+        if factor.banded or sops.kind:
             c = self.cur
             status, i, parity, row = _loop(
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
@@ -495,7 +589,7 @@ class NewmarkFamily(Scheme):
         returns the status."""
         factor, sops = self.step_operators(h, keep=False)
         W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
-        if not factor.banded:
+        if not (factor.banded or sops.kind):
             return self._sparse_step(factor, sops, h, W, 1, flags)
         c = self.cur
         return single(h, self.co, self.ops, self.kin, self.P, sops, W,
