@@ -10,9 +10,10 @@ springs of 4e7 N/m, so that the tip sees 2e6 N/m), the force and the obstacle on
     python bench/impact.py [--python-steps 20000] [--repeats 3]
 
 Rows:
-- fem modal CD, loop: the compiled step loop alone (``ShockCentralDifference.advance`` over
-  the 1e6 steps of dt = 4e-6 s in one call, loads sampled beforehand, every 25th step
-  archived), best of the repeats after a warm-up call (compilation or cache load);
+- fem modal CD, loop: the compiled step loop alone (the engine's central differences,
+  ``events = "step"``, advanced over the 1e6 steps of dt = 4e-6 s in one chunk, loads
+  sampled beforehand, every 25th step archived), best of the repeats after a warm-up call
+  (compilation or cache load);
 - fem modal CD, analysis: ``fem.run.run_study`` on a study holding the modes and the
   analysis, the analysis' own wall time (driver, loads, archiving to the results file) and,
   in brackets, the whole run (modes, model, file, checks);
@@ -39,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ROOT, load_average, machine, table  # noqa: E402
+from _common import ROOT, engine_scheme, load_average, machine, table  # noqa: E402
 
 STUDY = ROOT / "studies" / "v2_impact_oscillator.toml"
 MASS, STIFFNESS, FORCE, FREQUENCY = 156.0, 2e6, 3000.0, 5.0
@@ -171,10 +172,10 @@ def run_exact_v2(directory: Path | None = None):
 # ------------------------------------------------------------------------------------------
 # fem's loop alone, and the same loop in Python
 def modal_problem(text: str, directory: Path):
-    """(basis, contacts, grid, W) of the modal_cd analysis of a study text."""
+    """(dynamics, links, grid, W) of the modal_cd analysis of a study text."""
     from fem.assembly import reduce
-    from fem.integrators.modal_shock import ModalContacts
-    from fem.links.shock import plane_contacts
+    from fem.integrators import dynamics
+    from fem.links import linkset
     from fem.modal.basis import build_basis
     from fem.modal.modes import real_modes
     from fem.run import prepare
@@ -188,43 +189,49 @@ def modal_problem(text: str, directory: Path):
     count = study.analysis("modes").params.get("count")
     modes = real_modes(system.mass, system.stiffness, count=count)
     basis = build_basis(modes, system, model=model)
-    link = study.links[0]
-    contacts = ModalContacts.build(plane_contacts(link, model, "central_difference"), basis,
-                                   model)
+    links = linkset.build(list(study.links), model)
+    dyn = dynamics.modal(basis, links.D)
     grid = build_grid(spec["start"], spec["end"], step=spec["step"], archive=spec["archive"])
-    W = basis.load_values(grid.times)
-    return basis, contacts, grid, W
+    W = np.ascontiguousarray(dyn.load_values(grid.times))
+    return dyn, links, grid, W
 
 
-def fem_loop(basis, contacts, grid, W, steps=None):
-    """One run of the compiled loop over ``steps`` steps (all by default): (seconds, final
-    generalized state (q, q'), event times)."""
-    from fem.integrators.base import State
-    from fem.integrators.modal_shock import ShockCentralDifference
+def fem_loop(dyn, links, grid, W, steps=None):
+    """One run of the compiled loop over ``steps`` steps (all by default), in one chunk:
+    (seconds, final generalized state (q, q'), event times)."""
+    from fem.integrators.base import Chunk
+    from fem.integrators.kernels import make_outputs
+    from fem.links.columns import NV
 
     k = grid.steps if steps is None else steps
-    scheme = ShockCentralDifference(basis, contacts, grid.times, True)
-    state = State(basis.q0.copy(), basis.v0.copy(), None)
-    state.a = scheme.initial_acceleration(grid.times[0], state.u, state.v, W[0])
+    scheme = engine_scheme(dyn, "central_difference", links, events="step")
+    scheme.start(float(grid.times[0]), dyn.x0, dyn.v0, W[0])
     mask = grid.archive[:k + 1].copy()
     mask[0] = False
+    out = make_outputs(int(mask.sum()) + 2, scheme.n, scheme.P.shape[0], NV)
+    chunk = Chunk(grid.times[:k + 1], W[:k + 1], mask, DT, None)
     start = time.perf_counter()
-    scheme.advance(DT, W[:k + 1], state, mask)
+    scheme.begin(chunk)
+    scheme.advance(out, 0)
     elapsed = time.perf_counter() - start
-    return elapsed, np.concatenate([state.u, state.v]), np.array([e[0] for e in scheme.events])
+    c = scheme.cur
+    events = scheme.log.time[:int(scheme.log.count[0])].copy()
+    return elapsed, np.concatenate([scheme.buf.X[c], scheme.buf.V[c]]), events
 
 
-def python_loop(basis, contacts, W, steps):
+def python_loop(dyn, links, W, steps):
     """Central differences with the contact (undamped, diagonal modal damping) written as a
     Python loop on numpy vectors: (seconds, final (q, q'))."""
-    kk = basis.stiffness
-    cd = np.diag(basis.damping)
-    B = basis.B
-    r = contacts.R[0]
-    gap, kn = contacts.gap[0], contacts.stiffness[0]
+    from fem.links.columns import DIR, GAP, KN
+
+    kk = dyn.stiffness.diagonal()
+    cd = dyn.damping.diagonal()
+    B = np.asarray(dyn.B)
+    r = links.P[0, DIR:DIR + 3] @ dyn.L[:3].toarray()
+    gap, kn = links.P[0, GAP], links.P[0, KN]
     s = 1.0 / (1.0 + 0.5 * DT * cd)
     rs = r * s
-    q, v = basis.q0.copy(), basis.v0.copy()
+    q, v = dyn.x0.copy(), dyn.v0.copy()
     p = r @ q - gap
     a = B @ W[0] - cd * v - kk * q - (kn * p * r if p > 0 else 0.0)
     start = time.perf_counter()
@@ -314,20 +321,20 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         v2_text = restricted_study({"modes", "modal_cd"}, tmp).read_text()
         for label, text in (("1 mode (V2)", v2_text), ("20 modes (chain)", chain_study_text(20))):
-            basis, contacts, grid, W = modal_problem(text, tmp)
-            m = basis.size
+            dyn, links, grid, W = modal_problem(text, tmp)
+            m = dyn.size
             start = time.perf_counter()
-            fem_loop(basis, contacts, grid, W, steps=1000)      # compilation or cache load
+            fem_loop(dyn, links, grid, W, steps=1000)      # compilation or cache load
             first = time.perf_counter() - start
             best = None
             for _ in range(args.repeats):
-                elapsed, state, events = fem_loop(basis, contacts, grid, W)
+                elapsed, state, events = fem_loop(dyn, links, grid, W)
                 best = elapsed if best is None else min(best, elapsed)
             path = tmp / f"cd_{m}.toml"
             path.write_text(text)
             wall, whole, file_events, _ = run_file(path, "modal_cd")
-            _, fem_state, _ = fem_loop(basis, contacts, grid, W, steps=args.python_steps)
-            py_time, py_state = python_loop(basis, contacts, W, args.python_steps)
+            _, fem_state, _ = fem_loop(dyn, links, grid, W, steps=args.python_steps)
+            py_time, py_state = python_loop(dyn, links, W, args.python_steps)
             diff = np.max(np.abs(fem_state - py_state)) / np.max(np.abs(py_state))
             if diff > AGREEMENT:
                 status = 1
