@@ -138,7 +138,7 @@ def load_average() -> str:
 def engine_scheme(dyn, name: str, links=None, **params):
     """A scheme of fem's transient engine on the dynamics ``dyn`` (``fem.integrators.
     dynamics``), as a study would make it: ``name`` its catalog name, ``params`` its keys."""
-    from fem.integrators import catalog
+    from fem import catalog
     from fem.integrators.factory import make
     from fem.links.linkset import LinkSet
 

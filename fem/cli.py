@@ -111,7 +111,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def _schemes(keys: bool) -> int:
-    from fem.integrators import catalog
+    from fem import catalog
 
     print(catalog.matrix_text())
     if keys:

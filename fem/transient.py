@@ -17,10 +17,10 @@ import numpy as np
 
 from fem.errors import SolverError
 from fem.integrators.base import Chunk
-from fem.integrators.events import MAX_EVENTS_PER_STEP, locate
+from fem.integrators.events import MAX_EVENTS_PER_STEP, ZenoGuard, locate
 from fem.integrators.kernels import (DIVERGED, DONE, ENERGY_TERMS, EVENT, EVENT_NAMES, FULL,
                                      MINSTEP, NOT_SETTLED, make_outputs)
-from fem.links.columns import NV, PDOT
+from fem.links.columns import NV
 
 #: a chunk holds at most this many float64 values per archived field
 CHUNK_VALUES = 4_000_000
@@ -47,6 +47,10 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
     times = grid.times
     load = _exact_load(dyn)
     w0 = load(times[0])
+    scheme.t_final = float(times[-1])
+    shortest = min((dt for _, _, dt in grid.segments), default=1.0)
+    scheme.zeno = ZenoGuard(float(times[-1] - times[0]), shortest)
+    scheme.check_resolution(shortest)
     result.events += scheme.start(float(times[0]), np.array(x0, float), np.array(v0, float), w0,
                                   acceleration)
     n, nc = scheme.n, scheme.P.shape[0]

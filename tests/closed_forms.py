@@ -545,7 +545,6 @@ def coulomb_oscillator(m=1.0, k=100.0, normal_force=10.0, mu=0.2, v0=1.0, end=1.
     ['stick', 'slip', 'stick', 'slip', 'stick']
     """
     w = np.sqrt(k / m)
-    x_f = mu * normal_force / k
     t, x, v = 0.0, 0.0, float(v0)
     events, pieces = [], _Pieces()
     stops, positions = [], []

@@ -1,4 +1,4 @@
-"""The scheme catalog (fem/integrators/catalog.py) as users meet it: the tables of
+"""The scheme catalog (fem/catalog.py) as users meet it: the tables of
 docs/study_format.md, ``fem schemes``, and the study reader, which takes scheme names, keys,
 defaults and the required step from it. Also the friction keys of shock links."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from fem.cli import EXIT_INVALID, EXIT_OK, main
 from fem.errors import StudyError
-from fem.integrators import catalog
+from fem import catalog
 from fem.study import load_study
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "study_format.md"

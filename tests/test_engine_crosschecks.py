@@ -28,7 +28,7 @@ from scipy.integrate import quad, solve_ivp
 import closed_forms as cf
 import postpro
 from fem.errors import NotAvailableError
-from fem.integrators import catalog
+from fem import catalog
 from fem.run import run_study
 from postpro.energy import energy_balance_error
 

@@ -3,7 +3,7 @@
 A runner is ``run(ctx: Context, spec: AnalysisSpec) -> None``: it computes the analysis and
 writes it through ``ctx.writer``; it raises ``SolverError`` on a numerical failure. Transient
 analyses of every scheme and basis go through ``fem.analyses.transient`` (the schemes a basis
-offers are those of the catalog, ``fem.integrators.catalog``).
+offers are those of the catalog, ``fem.catalog``).
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ import numpy as np
 
 from fem.assembly import reduce
 from fem.errors import SolverError, StudyError
-from fem.integrators import catalog, dynamics as dynamics_
-from fem.integrators.base import State
+from fem import catalog
+from fem.integrators import dynamics as dynamics_
+from fem.model.dofs import State
 from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes

@@ -94,15 +94,19 @@ def first_event(prop: Propagator, z0, coefficients, h: float, rows: np.ndarray,
         scale = np.maximum(np.abs(g).max(axis=0), 1e-300)
         tiny = np.abs(g[0]) <= 1e-12 * scale
         g[0] = np.where(tiny, dg[0] * (s[1] - s[0]) * 1e-6, g[0])
+    # the earliest root (not the earliest bracket: a bracket that starts at an extremum
+    # may hold a later root than one that starts at the sample before it)
     best = None
     for e in range(rows.shape[0]):
         bracket = _bracket(fn, e, s, g[:, e], dg[:, e], directions[e])
-        if bracket is not None and (best is None or bracket[0] < best[1][0]):
-            best = (e, bracket)
+        if bracket is None or (best is not None and bracket[0] >= best[1]):
+            continue
+        root = _polish(fn, e, *bracket)
+        if best is None or root < best[1]:
+            best = (e, root)
     if best is None:
         return None
-    e, (a, b, ga) = best
-    root = _polish(fn, e, a, b, ga)
+    e, root = best
     return Event(e, root, prop.state(z0, fn.c, root))
 
 

@@ -306,14 +306,18 @@ def first_root(piece: Piece, rows: np.ndarray, offsets: np.ndarray, directions: 
             # a function at zero at s = 0 has just had its event: judge it by its rate
             tiny = np.abs(g[0]) <= 1e-12 * scale
             g[0] = np.where(tiny, dg[0] * delta * 1e-6, g[0])
+        # the earliest root (not the earliest bracket: a bracket that starts at an extremum
+        # may hold a later root than one that starts at the sample before it)
         best = None
         for e in range(len(offsets)):
             found = _bracket(s, g[:, e], dg[:, e], directions[e], coefficients[e], nu, offsets[e])
-            if found is not None and (best is None or found[0] < best[1][0]):
-                best = (e, found)
+            if found is None or (best is not None and found[0] >= best[1]):
+                continue
+            root = _polish(coefficients[e], nu, offsets[e], *found)
+            if best is None or root < best[1]:
+                best = (e, root)
         if best is not None:
-            e, (a, b, ga) = best
-            return e, _polish(coefficients[e], nu, offsets[e], a, b, ga)
+            return best
         start = stop
     return None
 

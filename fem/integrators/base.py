@@ -38,6 +38,7 @@ any size with given modes), or overrides ``advance``/``trial`` (adaptive and exa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,19 +48,8 @@ import scipy.sparse.linalg
 from fem.errors import SolverError
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, crossed, diverged, make_buffers,
                                      make_log, record_changes)
-from fem.links.columns import (ACT, BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, NP, NV,
-                               RIGID)
-
-
-@dataclass
-class State:
-    """Displacement, velocity, acceleration on the free dofs (m, m/s, m/s^2)."""
-    u: np.ndarray
-    v: np.ndarray
-    a: np.ndarray
-
-    def copy(self) -> "State":
-        return State(self.u.copy(), self.v.copy(), None if self.a is None else self.a.copy())
+from fem.links.columns import (BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, KT, LAM, MODE, MU, NP,
+                               NV, RIGID)
 
 
 def highest_frequency(system) -> float:
@@ -356,8 +346,6 @@ class Scheme:
         closed and sticking: the links' normal and tangential stiffnesses added to K."""
         from types import SimpleNamespace
 
-        from fem.links.columns import KN, KT, MU
-
         K = sp.csr_matrix(self.dyn.stiffness)
         if self.links:
             extra = sp.csr_matrix(K.shape)
@@ -369,6 +357,35 @@ class Scheme:
                     extra = extra + k * (rows.T @ rows)
             K = (K + extra).tocsr()
         return highest_frequency(SimpleNamespace(mass=self.dyn.mass, stiffness=K))
+
+    def contact_frequencies(self) -> np.ndarray:
+        """Circular frequency (rad/s) of each contact closed alone: sqrt(k w), k its normal
+        (plus tangential when it rubs) stiffness, w its largest compliance L M^-1 L^T; 0 for
+        a rigid contact."""
+        out = np.zeros(self.P.shape[0])
+        for c in range(self.P.shape[0]):
+            k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
+            if self.P[c, KIND] == RIGID or not k > 0:
+                continue
+            o = 3 * int(self.P[c, BLK])
+            rows = self.L[o:o + 3].toarray()
+            w = rows @ self.mass_solve(rows.T)
+            out[c] = math.sqrt(k * max(float(np.max(np.linalg.eigvalsh(0.5 * (w + w.T)))),
+                                       0.0))
+        return out
+
+    def check_resolution(self, step: float):
+        """Refuse a contact no step of this scheme can follow: its frequency times the
+        shortest step the scheme takes (``step``) above 1e6, or not finite. Implicit and
+        exact schemes have their own test and override this."""
+        for c, omega in enumerate(self.contact_frequencies()):
+            if not omega * step <= 1e6:
+                raise SolverError(
+                    f"{self.label}: link '{self.links.link_of(c)}': its contact stiffness "
+                    f"{self.P[c, KN]:.3g} N/m gives a contact frequency of {omega:.3g} rad/s, "
+                    f"{omega * step:.3g} times 1/step with {self.name}'s steps of "
+                    f"{step:.3g} s: no step can follow it; give it a physical stiffness, or use "
+                    f"an impact link (a rigid contact)")
 
     def not_settled(self, t):
         raise SolverError(f"{self.label}: the modes of the links do not settle in the step "

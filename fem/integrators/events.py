@@ -36,10 +36,11 @@ import numpy as np
 from scipy.optimize import brentq
 
 from fem.errors import SolverError
-from fem.integrators.kernels import DONE, SAMPLES, g0_at
+from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at
 from fem.links import impact
-from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, KIND, LAM, MODE, MU,
-                               MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
+from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, GAP, KIND, LAM, MODE,
+                               MU, MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
+from fem.links.columns import E as RESTITUTION
 from fem.links.law import affect
 
 MAX_LANDING = 60
@@ -95,15 +96,22 @@ def _candidates(scheme):
 
             def f(theta, c=c, g=g):
                 return _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta)
-            inner = [f(th) for th in grid[1:-1]] if dense else []
+            points = grid if dense else np.array([0.0, 1.0])
+            if dense and armed_by_rate(P, cv0, c):
+                # at zero at the start, leaving it: look for the function's way out just
+                # after the start (a flight much shorter than the step)
+                early = np.geomspace(1e-9, 0.5 / samples, 12)
+                points = np.concatenate([[0.0], early, grid[1:]])
+            inner = [f(th) for th in points[1:-1]] if dense else []
             values = [cv0[c, G0 + g]] + inner + [cv1[c, G0 + g]]
+            if dense and armed_by_rate(P, cv0, c):
+                values[0] = 0.0
             first = next((k for k in range(len(values)) if values[k] > 0.0), None)
             if first is None:
                 continue
             hit = next((k for k in range(first + 1, len(values)) if values[k] <= 0.0), None)
             if hit is None:
                 continue
-            points = grid if dense else np.array([0.0, 1.0])
             lo, hi = points[hit - 1], points[hit]
             try:
                 theta = brentq(f, lo, hi, xtol=1e-15)
@@ -342,9 +350,16 @@ def _impact(scheme, j: int, records: list):
     b, cur = scheme.buf, scheme.cur
     cv = b.CV[cur]
     stick, target = impact.impact_target(scheme.P, cv, j)
-    if getattr(scheme, "zeno", None) is not None and not stick:
-        stick = scheme.zeno.bounce(j, scheme.t)
-        target = 0.0 if stick else target
+    settled = ""
+    zeno = getattr(scheme, "zeno", None)
+    if zeno is not None and not stick:
+        scale = max(abs(float(scheme.P[j, GAP])), float(np.max(np.abs(b.DB[cur]), initial=0)))
+        stick = zeno.bounce(j, scheme.t, float(cv[j, PDOT]), float(scheme.P[j, RESTITUTION]),
+                             scale)
+        if stick:
+            target = 0.0
+            settled = (f" (impacts {zeno.last[j][1]:.3g} s apart, the bounces of a body "
+                       f"coming to rest)")
     rate = float(cv[j, PDOT])
     others = [c for c in _bonded(scheme) if c != j]
     rows = others + [j]
@@ -367,7 +382,7 @@ def _impact(scheme, j: int, records: list):
         b.CV[cur][j, ACT] = 1.0
         b.CV[cur][j, CMP] = 0.0
         records.append(_record(scheme.t, "stick", name,
-                               f"approach {rate:.9g} m/s: bodies move together", -rate,
+                               f"approach {rate:.9g} m/s: bodies move together{settled}", -rate,
                                -new_rate, lost))
     else:
         records.append(_record(scheme.t, "impact", name,
@@ -434,16 +449,31 @@ def initial_modes(scheme) -> list:
 
 
 class ZenoGuard:
-    """Impacts of one link closer than ``min_gap`` (s) apart, ``count`` times in a row: the
-    link sticks (the bounces of a ball coming to rest under a zero grazing velocity)."""
+    """The bounces of a rigid contact coming to rest (a ball on a floor with a zero grazing
+    velocity: impacts ever closer, an infinite number before a finite time). At an impact that
+    is shorter after the link's previous one than the one before it, the link sticks when the
+    flights still to come cannot be resolved: the interval is below ``threshold(t)`` (a
+    millionth of the scheme's step, 1e-10 of the analysis' span, 64 ulps of t), or the next
+    flight's height, about e**2 |approach rate| interval / 4, is below a thousand round-offs of
+    the link's positions (``scale``). The flights left would have lasted about the interval
+    times e / (1 - e)."""
 
-    def __init__(self, span: float, count: int = 20):
-        self.min_gap = max(1e-12 * span, 1e-15)
-        self.count = count
+    HEIGHT_ROUNDOFFS = 1e3
+
+    def __init__(self, span: float, step: float):
+        self.floor = max(1e-6 * step, 1e-10 * span)
         self.last: dict = {}
 
-    def bounce(self, j: int, t: float) -> bool:
-        prev, run = self.last.get(j, (None, 0))
-        run = run + 1 if prev is not None and t - prev < self.min_gap * 1e3 else 0
-        self.last[j] = (t, run)
-        return run >= self.count
+    def threshold(self, t: float) -> float:
+        return max(self.floor, 64.0 * math.ulp(t))
+
+    def bounce(self, j: int, t: float, rate: float = 0.0, e: float = 0.0,
+               scale: float = 0.0) -> bool:
+        prev, before = self.last.get(j, (None, math.inf))
+        interval = t - prev if prev is not None else math.inf
+        self.last[j] = (t, interval)
+        if not interval < before:
+            return False
+        height = e * e * abs(rate) * interval / 4.0
+        return (interval < self.threshold(t)
+                or height < self.HEIGHT_ROUNDOFFS * np.finfo(float).eps * scale)

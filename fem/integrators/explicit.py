@@ -15,26 +15,12 @@ one of these schemes keeps linear invariants, so the bodies stay together exactl
 between the driver's knots is the cubic through the four nearest knots (``adaptive.load_at``:
 exact for piecewise-linear tables, whose breakpoints are knots).
 
-Steps:
-
-* rk4, rk32, rk54: the Butcher tableau of the method on y = (x, x'); the embedded pairs are
-  FSAL and advance with the higher-order solution, the difference with the lower-order one
-  estimating the error (``adaptive.error_ratio``, proportional-integral step control);
-* euler: v+ = v + h a, x+ = x + h v+; adaptive2: v_1/2 = v + h/2 a, x+ = x + h v_1/2, the
-  damping force with the predicted velocity v_1/2 + h/2 a, then v+ = v_1/2 + h/2 a+. Without
-  ``step`` the step follows the apparent frequency of the response, omega_app =
-  sqrt(|a+ - a| / |x+ - x|): h* = sqrt(24 tol) / omega_app (adaptive2, the relative period
-  error of Verlet (omega h)^2 / 24) or 2 tol / omega_app (euler), bounded by max_step and by
-  1.8 / max(omega_max, rho(C) / 2); a step longer than 1.5 h* is taken again with h*;
-* devogelaere: x_1/2 = x + h/2 v + h^2/24 (4 f - f_-1/2), x+ = x + h v + h^2/6 (f + 2 f_1/2),
-  v+ = v + h/6 (f + 4 f_1/2 + f+), the velocities the damping needs at t + h/2 and t + h
-  predicted by Fu's extrapolation of f through the last three values (with a variable step, f_-1
-  and f_-1/2 from the quadratic through the previous step, or from the exact slope of f after a
-  restart); the error of that prediction, v+ - v*_1, controls the step.
-
 With links in the ``locate`` mode, a step whose end shows a crossing of a law's event function
 stops the loop (status EVENT) with the step pending; the modes are held over every step, so that
 the right-hand side is smooth inside a step and the error control keeps its meaning.
+
+The steps themselves, the acceleration and the quadratures of the energy terms are in
+``fem.integrators.explicit_steps``.
 """
 
 from __future__ import annotations
@@ -44,350 +30,19 @@ import math
 import numba
 import numpy as np
 
-from fem.errors import NotAvailableError
+from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import Scheme
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
-                                     crossed, csr_transpose_add, dense_add, diverged,
-                                     link_kinematics, record_changes, step_energy)
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row, crossed,
+                                     diverged, record_changes, step_energy)
 from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXPONENT, H, H0,
                                       HISTORY, HMAX, HMIN, HSTAB, LAST_REJECTED, METHOD,
-                                      REJECTED, SV, SX, TAU, TOL, error_ratio, hermite, load_at,
-                                      plan_step, step_growth)
-from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
-from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
-from fem.links.law import evaluate
-
-# methods
-RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3
-
-
-def tableau(name):
-    """(A (s, s), b (s,), e = b - b* (s,), c (s,), order of the error estimate)."""
-    if name == "rk4":
-        A = np.zeros((4, 4))
-        A[1, 0] = A[2, 1] = 0.5
-        A[3, 2] = 1.0
-        return A, np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]), np.zeros(4), \
-            np.array([0.0, 0.5, 0.5, 1.0]), 3
-    if name == "rk32":
-        A = np.array([[0, 0, 0, 0], [1 / 2, 0, 0, 0], [0, 3 / 4, 0, 0],
-                      [2 / 9, 1 / 3, 4 / 9, 0]], float)
-        b = np.array([2 / 9, 1 / 3, 4 / 9, 0])
-        bstar = np.array([7 / 24, 1 / 4, 1 / 3, 1 / 8])
-        return A, b, b - bstar, np.array([0, 1 / 2, 3 / 4, 1]), 2
-    A = np.zeros((7, 7))
-    A[1, :1] = [1 / 5]
-    A[2, :2] = [3 / 40, 9 / 40]
-    A[3, :3] = [44 / 45, -56 / 15, 32 / 9]
-    A[4, :4] = [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729]
-    A[5, :5] = [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656]
-    A[6, :6] = [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]
-    b = A[6].copy()
-    bstar = np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100,
-                      1 / 40])
-    return A, b, b - bstar, np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1]), 4
-
-
-# --------------------------------------------------------------------------- acceleration
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, work, out):
-    """out = the acceleration at (x, v) under the loads w and the links (module docstring);
-    writes the contact values cv_new (from cv_old: anchors, modes), phi, d, d'."""
-    n = x.size
-    nb = w.size
-    B = ops.B
-    for j in range(n):
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * w[c]
-        work[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, work)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, work)
-    if P.shape[0]:
-        link_kinematics(kin, x, v, w, d, dd)
-        evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, False)
-        csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, work)
-    _mass_solve(mass, work, out)
-    if rig.index.size:
-        _bonds(kin, mass, P, rig, w, cv_new, phi, out)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _mass_solve(mass, rhs, out):
-    if mass.diagonal:
-        for j in range(rhs.size):
-            out[j] = rhs[j] * mass.inv[j]
-    else:
-        banded_solve_into(mass.band, mass.perm, rhs, out, mass.work)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _bonds(kin, mass, P, rig, w, cv, phi, a):
-    """The bond forces of the bonded rigid contacts, and their effect on a (in place)."""
-    nr = rig.index.size
-    k = 0
-    for r in range(nr):
-        c = rig.index[r]
-        if cv[c, MODE] == BONDED:
-            rig.active[k] = r
-            k += 1
-    if k == 0:
-        return
-    la = rig.la
-    for q in range(la.size):
-        la[q] = 0.0
-    # the rows' accelerations: n . (L a + La w)
-    for q in range(la.size):
-        s = 0.0
-        for kk in range(kin.Lp[q], kin.Lp[q + 1]):
-            s += kin.Ld[kk] * a[kin.Li[kk]]
-        la[q] = s
-    if kin.imposed:
-        dense_add(kin.La, w, 1.0, la)
-    Ws = rig.Ws
-    rhs = rig.rhs
-    for i in range(k):
-        ri = rig.active[i]
-        c = rig.index[ri]
-        o = 3 * int(P[c, BLK])
-        rhs[i] = (P[c, DIR] * la[o] + P[c, DIR + 1] * la[o + 1] + P[c, DIR + 2] * la[o + 2])
-        for j in range(k):
-            Ws[i, j] = rig.W[ri, rig.active[j]]
-    if not small_solve(Ws, rhs, k):
-        for i in range(k):
-            rhs[i] = math.nan
-    for i in range(k):
-        ri = rig.active[i]
-        c = rig.index[ri]
-        lam = rhs[i]
-        for j in range(a.size):
-            a[j] -= rig.Z[j, ri] * lam
-        cv[c, LAM] = lam
-        cv[c, FN] = lam
-        cv[c, G0] = lam
-        if lam > 0.0:
-            cv[c, CMP] = 1.0
-        o = 3 * int(P[c, BLK])
-        for q in range(3):
-            phi[o + q] -= lam * P[c, DIR + q]
-
-
-# --------------------------------------------------------------------------- one step
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1, a1, cv1,
-         phi1, d1, dd1, flags, ws, hist_t, hist_f):
-    """One step of size h from (x, v, a) at local time tau into (x1, v1, a1); returns the
-    error ratio (embedded methods), the wanted step (apparent-frequency methods) or 0."""
-    method = int(ctl[METHOD])
-    n = x.size
-    w, slope = ws.w, ws.slope
-    ws.quad[2] = 0.0
-    if method == EULER or method == VERLET:
-        for i in range(n):
-            if method == EULER:
-                v1[i] = v[i] + h * a[i]
-                x1[i] = x[i] + h * v1[i]
-            else:
-                ws.vh[i] = v[i] + 0.5 * h * a[i]
-                x1[i] = x[i] + h * ws.vh[i]
-                v1[i] = ws.vh[i] + 0.5 * h * a[i]
-        load_at(tau + h, dt, k, W, w, slope)
-        accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-        if method == VERLET:
-            for i in range(n):
-                v1[i] = ws.vh[i] + 0.5 * h * a1[i]
-            accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-        dx = 0.0
-        da = 0.0
-        for i in range(n):
-            dx += (x1[i] - x[i]) ** 2
-            da += (a1[i] - a[i]) ** 2
-        factor = math.sqrt(24.0 * ctl[TOL]) if method == VERLET else 2.0 * ctl[TOL]
-        if dx > 0.0 and da > 0.0:
-            return factor / math.sqrt(math.sqrt(da) / math.sqrt(dx))
-        if dx > 0.0:
-            return math.inf
-        # no displacement over the step (a start from rest under a load that starts from
-        # zero): no apparent frequency, the highest one of the system instead
-        return factor * ctl[H0]
-    if method == DEVOGE:
-        return _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1,
-                            a1, cv1, phi1, d1, dd1, flags, ws, hist_t, hist_f)
-    A, b, e, c = tab.A, tab.b, tab.e, tab.c
-    s = b.size
-    KX, KV = ws.KX, ws.KV
-    for i in range(n):
-        KX[0, i] = v[i]
-        KV[0, i] = a[i]
-    # the work of the loads and dampers by the method's own quadrature (its order)
-    load_at(tau, dt, k, W, w, slope)
-    pw, pd = _powers(ops, w, v)
-    ws.quad[0] = h * b[0] * pw
-    ws.quad[1] = h * b[0] * pd
-    ws.quad[2] = 1.0
-    for st in range(1, s):
-        for i in range(n):
-            sx = 0.0
-            sv = 0.0
-            for r in range(st):
-                sx += A[st, r] * KX[r, i]
-                sv += A[st, r] * KV[r, i]
-            ws.xs[i] = x[i] + h * sx
-            ws.vs[i] = v[i] + h * sv
-        load_at(tau + c[st] * h, dt, k, W, w, slope)
-        accel(ops, kin, mass, P, rig, ws.xs, ws.vs, w, cv, cv1, phi1, d1, dd1, flags, ws.f,
-              KV[st])
-        for i in range(n):
-            KX[st, i] = ws.vs[i]
-        if b[st] != 0.0:
-            pw, pd = _powers(ops, w, ws.vs)
-            ws.quad[0] += h * b[st] * pw
-            ws.quad[1] += h * b[st] * pd
-    for i in range(n):
-        sx = 0.0
-        sv = 0.0
-        gx = 0.0
-        gv = 0.0
-        for r in range(s):
-            sx += b[r] * KX[r, i]
-            sv += b[r] * KV[r, i]
-            gx += e[r] * KX[r, i]
-            gv += e[r] * KV[r, i]
-        x1[i] = x[i] + h * sx
-        v1[i] = v[i] + h * sv
-        ws.ex[i] = h * gx
-        ws.ev[i] = h * gv
-    # the acceleration and the links at the new state (the last stage of an FSAL pair)
-    load_at(tau + h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-    if ctl[ADAPTIVE] > 0.0:
-        return error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL])
-    return 0.0
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _powers(ops, w, v):
-    """(power of the loads (B w) . v, power of the structural dampers v . C v)."""
-    B = ops.B
-    pw = 0.0
-    pd = 0.0
-    for j in range(v.size):
-        f = 0.0
-        for c in range(w.size):
-            f += B[j, c] * w[c]
-        cv = 0.0
-        for k in range(ops.Cp[j], ops.Cp[j + 1]):
-            cv += ops.Cd[k] * v[ops.Ci[k]]
-        pw += f * v[j]
-        pd += v[j] * cv
-    return pw, pd
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _quadratic(ts, fs, t, out):
-    l0 = (t - ts[1]) * (t - ts[2]) / ((ts[0] - ts[1]) * (ts[0] - ts[2]))
-    l1 = (t - ts[0]) * (t - ts[2]) / ((ts[1] - ts[0]) * (ts[1] - ts[2]))
-    l2 = (t - ts[0]) * (t - ts[1]) / ((ts[2] - ts[0]) * (ts[2] - ts[1]))
-    for i in range(out.size):
-        out[i] = l0 * fs[0, i] + l1 * fs[1, i] + l2 * fs[2, i]
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _linear_accel(ops, mass, x, v, w, work, out):
-    """M^-1 (B w - C v - K x)."""
-    B = ops.B
-    for j in range(x.size):
-        f = 0.0
-        for c in range(w.size):
-            f += B[j, c] * w[c]
-        work[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, work)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, work)
-    _mass_solve(mass, work, out)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _restart_slope(ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, cv1, phi1, d1, dd1,
-                   flags, ws):
-    """ws.ev = the slope of the acceleration at tau along the motion."""
-    n = x.size
-    w, slope = ws.w, ws.slope
-    load_at(tau, dt, k, W, w, slope)
-    # exact: M^-1 (B w' - C a - K v)
-    _linear_accel(ops, mass, v, a, slope, ws.f, ws.ev)
-    if P.shape[0] == 0:
-        return
-    # the links' part by a difference: (full - linear) at tau + eps minus at tau
-    eps = 1e-6 * h
-    for i in range(n):
-        ws.xs[i] = x[i] + eps * v[i]
-        ws.vs[i] = v[i] + eps * a[i]
-    for sgn in range(2):
-        t = tau + eps if sgn == 0 else tau
-        xx = ws.xs if sgn == 0 else x
-        vv = ws.vs if sgn == 0 else v
-        load_at(t, dt, k, W, w, slope)
-        accel(ops, kin, mass, P, rig, xx, vv, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ws.xo)
-        _linear_accel(ops, mass, xx, vv, w, ws.f, ws.vo)
-        scale = 1.0 / eps if sgn == 0 else -1.0 / eps
-        for i in range(n):
-            ws.ev[i] += scale * (ws.xo[i] - ws.vo[i])
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1, a1, cv1,
-                 phi1, d1, dd1, flags, ws, hist_t, hist_f):
-    n = x.size
-    w, slope = ws.w, ws.slope
-    fm1, fmh, xh, vh, ah = ws.KX[0], ws.KX[1], ws.KX[2], ws.KX[3], ws.KV[0]
-    if ctl[HISTORY] > 0.0:
-        _quadratic(hist_t, hist_f, tau - h, fm1)
-        _quadratic(hist_t, hist_f, tau - 0.5 * h, fmh)
-    else:
-        # restart: the slope of f = a at tau, exact for the linear part (the load's slope),
-        # by a difference along the motion for the links' part
-        _restart_slope(ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, cv1, phi1, d1,
-                       dd1, flags, ws)
-        for i in range(n):
-            fm1[i] = a[i] - h * ws.ev[i]
-            fmh[i] = a[i] - 0.5 * h * ws.ev[i]
-    for i in range(n):
-        xh[i] = x[i] + 0.5 * h * v[i] + h * h / 24.0 * (4.0 * a[i] - fmh[i])
-        vh[i] = v[i] + h * (5.0 / 24.0 * fm1[i] - 2.0 / 3.0 * fmh[i] + 23.0 / 24.0 * a[i])
-    load_at(tau + 0.5 * h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, xh, vh, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ah)
-    for i in range(n):
-        x1[i] = x[i] + h * v[i] + h * h / 6.0 * (a[i] + 2.0 * ah[i])
-        v1[i] = v[i] + h * (fmh[i] / 6.0 - a[i] / 3.0 + 7.0 / 6.0 * ah[i])
-    load_at(tau + h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-    # Simpson's rule on the powers at t, t + h/2 and t + h (fourth order, as the method)
-    load_at(tau, dt, k, W, ws.w0, slope)
-    p0w, p0d = _powers(ops, ws.w0, v)
-    load_at(tau + 0.5 * h, dt, k, W, ws.w0, slope)
-    phw, phd = _powers(ops, ws.w0, vh)
-    err = 0.0
-    scale = ctl[SV]
-    for i in range(n):
-        corrected = v[i] + h / 6.0 * (a[i] + 4.0 * ah[i] + a1[i])
-        ws.ev[i] = corrected - v1[i]
-        v1[i] = corrected
-        scale = max(scale, abs(corrected))
-    for i in range(n):
-        dd_ = ctl[TOL] * max(abs(v[i]), abs(v1[i]), scale)
-        r = abs(ws.ev[i]) / dd_ if dd_ > 0.0 else (0.0 if ws.ev[i] == 0.0 else math.inf)
-        if not r <= err:
-            err = r
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-    p1w, p1d = _powers(ops, w, v1)
-    ws.quad[0] = h / 6.0 * (p0w + 4.0 * phw + p1w)
-    ws.quad[1] = h / 6.0 * (p0d + 4.0 * phd + p1d)
-    ws.quad[2] = 1.0
-    # keep f_1/2 for the history of the step (set when the step is taken)
-    for i in range(n):
-        ws.vh[i] = ah[i]
-    return err
-
+                                      REJECTED, SV, SX, TAU, TOL, hermite, load_at, plan_step,
+                                      step_growth)
+from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
+                                            Work, _link_powers, _powers, accel, step, tableau)
+from fem.linalg import Factor
+from fem.links.columns import MODE
+from fem.links.law import stored_energy
 
 # --------------------------------------------------------------------------- the loop
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -427,14 +82,18 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             return FULL, row
         for c in range(P.shape[0]):
             flags[c] = cv[c, MODE] if locate else -1.0
-        r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, x1, v1, a1,
-                 cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
+        r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, phi, dd, x1,
+                 v1, a1, cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
         if not r == r:
             ctl[TAU] = tau
             return DIVERGED, row
         if adaptive:
             if method == EULER or method == VERLET:
-                wanted = max(min(r, hmax), hmin)
+                if r < hmin:
+                    ctl[TAU] = tau
+                    ctl[H] = r
+                    return MINSTEP, row
+                wanted = min(r, hmax)
                 if hs > 1.5 * wanted and hs > hmin * (1.0 + 1e-12):
                     ctl[REJECTED] += 1
                     h = wanted
@@ -445,6 +104,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
                 h = hs * max(0.2, 0.9 * r ** -ctl[EXPONENT])
                 if h < hmin:
                     ctl[TAU] = tau
+                    ctl[H] = h
                     return MINSTEP, row
                 continue
         if diverged(x1):
@@ -523,75 +183,54 @@ def _track(ctl, x, v):
 def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, v1, a1, cv,
           E0, E1, flags, ws, out, row):
     """Archive knot j inside the step [tau, tau + h] by dense output: the quintic Hermite of
-    the state, the acceleration and the links from the equation of motion there, the
-    cumulative energy terms interpolated linearly."""
+    the state, the acceleration and the links from the equation of motion there, the energy
+    terms integrated from tau on that dense output (three-point Gauss rule, exact for the
+    quintic's powers to the order of the schemes)."""
     theta = min(max((j * dt - tau) / h, 0.0), 1.0)
+    cvo = ws.cvo
+    q0 = 0.0
+    q1 = 0.0
+    q4 = 0.0
+    q5 = 0.0
+    if 0.0 < theta < 1.0:
+        for g in range(3):
+            xg = GAUSS_X[g]
+            th = 0.5 * theta * (1.0 + xg)
+            wg = 0.5 * theta * h * GAUSS_W[g]
+            hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
+            load_at(tau + th * h, dt, k, W, ws.w, ws.slope)
+            accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
+                  ws.ddo, flags, ws.f, ws.ao)
+            pw, pd = _powers(ops, ws.w, ws.vo)
+            pl, ps = _link_powers(kin, P, ws.phio, ws.ddo, ws.w)
+            q0 += wg * pw
+            q1 += wg * pd
+            q4 += wg * pl
+            q5 += wg * ps
     hermite(theta, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
     for c in range(W.shape[1]):
         ws.w[c] = W[j, c]
-    cvo = ws.cvo
     accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do, ws.ddo, flags,
           ws.f, ws.ao)
-    for q in range(E0.size):
-        ws.eo[q] = (1.0 - theta) * E0[q] + theta * E1[q]
+    if theta >= 1.0:
+        for q in range(E0.size):
+            ws.eo[q] = E1[q]
+    else:
+        ws.eo[0] = E0[0] + q0 - q5
+        ws.eo[1] = E0[1] + q1
+        ws.eo[2] = E0[2]
+        if P.shape[0]:
+            ws.eo[2] -= q4 + stored_energy(cvo) - stored_energy(cv)
     archive_row(out, row, times[j], ops, ws.xo, ws.vo, ws.ao, cvo, ws.eo, 0.0)
     return row + 1
 
 
+#: three-point Gauss-Legendre rule on [-1, 1]
+GAUSS_X = np.array([-math.sqrt(0.6), 0.0, math.sqrt(0.6)])
+GAUSS_W = np.array([5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0])
+
+
 # --------------------------------------------------------------------------- the scheme
-from typing import NamedTuple  # noqa: E402
-
-
-class Tableau(NamedTuple):
-    A: np.ndarray
-    b: np.ndarray
-    e: np.ndarray
-    c: np.ndarray
-
-
-class Mass(NamedTuple):
-    """M^-1: diagonal (inv) or a banded Cholesky factor (band, perm, work)."""
-    diagonal: bool
-    inv: np.ndarray
-    band: np.ndarray
-    perm: np.ndarray
-    work: np.ndarray
-
-
-class Rigid(NamedTuple):
-    """Rigid contacts: their indices, W = R M^-1 R^T, Z = M^-1 R^T, and scratch arrays."""
-    index: np.ndarray
-    W: np.ndarray
-    Z: np.ndarray
-    active: np.ndarray
-    Ws: np.ndarray
-    rhs: np.ndarray
-    la: np.ndarray
-    J: np.ndarray
-
-
-class Work(NamedTuple):
-    w: np.ndarray
-    slope: np.ndarray
-    w0: np.ndarray
-    f: np.ndarray
-    vh: np.ndarray
-    xs: np.ndarray
-    vs: np.ndarray
-    ex: np.ndarray
-    ev: np.ndarray
-    KX: np.ndarray
-    KV: np.ndarray
-    xo: np.ndarray
-    vo: np.ndarray
-    ao: np.ndarray
-    cvo: np.ndarray
-    phio: np.ndarray
-    do: np.ndarray
-    ddo: np.ndarray
-    eo: np.ndarray
-    flags: np.ndarray
-    quad: np.ndarray
 
 
 METHODS = {"rk4": RK, "rk32": RK, "rk54": RK, "euler": EULER, "adaptive2": VERLET,
@@ -629,7 +268,7 @@ class Explicit(Scheme):
                        np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros((s, n)),
                        np.zeros((s, n)), np.empty(n), np.empty(n), np.empty(n),
                        np.zeros((nc, NV)), np.zeros(m3), np.zeros(m3), np.zeros(m3),
-                       np.zeros(3), np.full(nc, -1.0), np.zeros(3))
+                       np.zeros(3), np.full(nc, -1.0), np.zeros(6))
         self.hist_t = np.zeros(3)
         self.hist_f = np.zeros((3, n))
         ctl = np.zeros(CONTROL)
@@ -659,6 +298,23 @@ class Explicit(Scheme):
             ctl[H] = max(min(h, ctl[HMAX]), ctl[HMIN])
         self.ctl = ctl
         self._w_static = None
+
+    def check_resolution(self, step: float):
+        if not self.adaptive:
+            return super().check_resolution(step)
+        super().check_resolution(float(self.ctl[HMIN]))
+        if self.ctl[HSTAB] < self.ctl[HMIN]:
+            raise SolverError(
+                f"{self.label}: the stability limit of {self.name}, {self.ctl[HSTAB]:.3g} s "
+                f"(highest frequency with every contact closed: "
+                f"{1.8 / self.ctl[HSTAB]:.3g} rad/s), is below min_step = "
+                f"{self.ctl[HMIN]:.3g} s")
+
+    def min_step_message(self) -> str:
+        return (f"{self.label}: {self.name} needs a step of {self.ctl[H]:.3g} s at "
+                f"t = {self.t:.12g} s, below min_step = {self.ctl[HMIN]:.3g} s: the motion is "
+                f"faster than the scheme can follow there (a contact stiffness or a parameter "
+                f"out of physical range, or a tolerance too tight)")
 
     def stability_limit(self):
         if not self.fixed_step:
@@ -725,8 +381,9 @@ class Explicit(Scheme):
         h = t_end - self.t
         flags = self._flags()
         r = step(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P, self.rig, tau, h,
-                 ch.dt, ch.k, ch.W, b.X[c], b.V[c], b.A[c], b.CV[c], b.X[x], b.V[x], b.A[x],
-                 b.CV[x], b.PHI[x], b.DB[x], b.DD[x], flags, self.ws, self.hist_t, self.hist_f)
+                 ch.dt, ch.k, ch.W, b.X[c], b.V[c], b.A[c], b.CV[c], b.PHI[c], b.DD[c], b.X[x],
+                 b.V[x], b.A[x], b.CV[x], b.PHI[x], b.DB[x], b.DD[x], flags, self.ws,
+                 self.hist_t, self.hist_f)
         w0 = np.empty(ch.W.shape[1])
         w1 = np.empty(ch.W.shape[1])
         load_at(tau, ch.dt, ch.k, ch.W, w0, np.empty_like(w0))

@@ -1,11 +1,11 @@
 """Build the scheme of a transient analysis from its catalog row and its parameters (the
-study reader has already checked them against ``fem.integrators.catalog`` and filled in the
+study reader has already checked them against ``fem.catalog`` and filled in the
 defaults)."""
 
 from __future__ import annotations
 
 from fem.errors import NotAvailableError
-from fem.integrators import catalog
+from fem import catalog
 
 
 def make(dynamics, links, p: dict, *, label: str, every: int = 0):

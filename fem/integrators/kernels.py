@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fem.links.columns import ACT, BLK, DIR, G0, G1, KIND, LAM, MODE, PDOT, RIGID, SLIP
+from fem.links.columns import ACT, BLK, DIR, G0, G1, GAP, KIND, LAM, MODE, PDOT, RIGID, SLIP
 from fem.links.law import evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
@@ -145,7 +145,7 @@ def quadratic(data, indices, indptr, x, y):
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def link_kinematics(kin, x, v, w, d, dd):
     """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
@@ -180,19 +180,28 @@ def dof_powers(j, dx, B, Cd, Ci, Cp, w0, w1, v0, v1):
     return dx * f, dx * cv
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
                  quadrature):
-    """E1 = E0 + the terms of a step: the sums (work, damped) of ``dof_powers`` (or, when
-    quadrature[2] > 0, the integrals quadrature[0] and quadrature[1] a scheme of higher order
-    computed with its own stages), the links' dissipation (``fem.links.law.
-    step_dissipation``) and the work of the imposed motion of the links' dofs."""
+    """E1 = E0 + the terms of a step: the sums (work, damped) of ``dof_powers``, the links'
+    dissipation (``fem.links.law.step_dissipation``) and the work of the imposed motion of
+    the links' dofs (trapezoidal rules, the order of the Newmark family); or, when
+    quadrature[2] > 0, the integrals a scheme of higher order computed with its own stages:
+    quadrature[0] of the loads' power, [1] of the structural dampers', [4] of phi . d' (the
+    power the links give the structure, their stored energy and dissipation), [5] of
+    phi . (Lv w) (the imposed motion's part of d'); the links then dissipate
+    -[4] - (their stored energy at the end - at the start) and the imposed motion works
+    -[5]."""
     if quadrature[2] > 0.0:
         E1[0] = E0[0] + quadrature[0]
         E1[1] = E0[1] + quadrature[1]
-    else:
-        E1[0] = E0[0] + 0.5 * work
-        E1[1] = E0[1] + 0.5 * damped
+        E1[2] = E0[2]
+        if P.shape[0]:
+            E1[2] -= quadrature[4] + stored_energy(cv1) - stored_energy(cv0)
+            E1[0] -= quadrature[5]
+        return
+    E1[0] = E0[0] + 0.5 * work
+    E1[1] = E0[1] + 0.5 * damped
     E1[2] = E0[2]
     if P.shape[0]:
         E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
@@ -200,7 +209,7 @@ def close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0,
             E1[0] += support_work_of(Lw, phi0, phi1, w0, w1)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1,
                    d0, d1, E0, E1, quadrature):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1) (``dof_powers`` on
@@ -235,7 +244,7 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
                    w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1, quadrature)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def archive_row_of(oT, oX, oV, oA, oCV, oEN, row, t, Md, Mi, Mp, Kd, Ki, Kp, x, v, a, cv, E,
                    half_dt):
     """Archive the instant t: the state (with ``half_dt`` > 0 the velocity v - half_dt a,
@@ -264,7 +273,7 @@ def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
 
 
 # --------------------------------------------------------------------------- events
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     """The normal event function G0 of contact c (positive while its mode holds: chi closed,
     -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
@@ -292,11 +301,27 @@ def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     return chi if closed else -chi
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
+def armed_by_rate(P, cv, c):
+    """Whether the normal function of contact c, at zero within round-off at the start of a
+    step (the instant of its last event), leaves zero on the side where its mode holds: a
+    body that has just bounced, a contact that has just closed or opened."""
+    g = cv[c, G0]
+    if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
+        return False
+    rate = cv[c, PDOT]
+    closed = cv[c, ACT] > 0.5
+    if P[c, KIND] == RIGID:
+        return not closed and rate < 0.0
+    return rate > 0.0 if closed else rate < 0.0
+
+
+@numba.njit(cache=True, nogil=True)
 def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     """True when an event function passes from positive to zero or below over the step: at
     its ends, or (normal functions) at the samples of the step's dense output between them (a
-    contact that closes and opens again inside the step, a flight shorter than a step)."""
+    contact that closes and opens again inside the step, a flight shorter than a step). A
+    normal function at zero at the start counts as positive when its rate takes it there."""
     for c in range(P.shape[0]):
         if cv0[c, G0] > 0.0 and cv1[c, G0] <= 0.0:
             return True
@@ -307,7 +332,7 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
         if P[c, KIND] == RIGID and closed:
             continue
         o = 3 * int(P[c, BLK])
-        positive = cv0[c, G0] > 0.0
+        positive = cv0[c, G0] > 0.0 or armed_by_rate(P, cv0, c)
         for s in range(1, SAMPLES + 1):
             if s < SAMPLES:
                 g = g0_at(P, c, closed, d0, dd0, d1, dd1, h, s / SAMPLES, o)
@@ -320,7 +345,7 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     return False
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def record_changes_of(P, cv0, cv1, t, ev_time, ev_contact, ev_kind, ev_speed, ev_count):
     """Log the mode changes of a step (events = "step") at time t."""
     for c in range(P.shape[0]):
@@ -358,7 +383,7 @@ def diverged(x):
     return False
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def frozen_modes(cv, flags):
     """flags = the modes of cv (events = "locate": the modes hold over the step)."""
     for c in range(cv.shape[0]):

@@ -19,15 +19,11 @@ y = L a_n+1 solve the small system (W = L Z)
     phi(y) = link laws at d = L u~ + Lw w + beta dt^2 y, d' = L v~ + Lv w + gamma dt y,
 
 by Newton's method; a bonded rigid contact adds its bond force lambda as an unknown and
-n . (y + La w) = 0 (no relative acceleration) as an equation. With every contact open, the
-iteration ends at once. With ``events = "step"`` the laws choose their modes at the end of
-the step (a semismooth Newton iteration; contacts whose mode keeps changing after a few
-iterations keep their mode over the step); with ``"locate"`` the modes hold over the step and
-the driver locates their changes (``fem.integrators.events``).
-
-Central differences archive the velocity at the step (second order) or, with
-``velocity = "half_step"``, v_n - dt/2 a_n = (u_n - u_n-1)/dt, the one code_aster's
-DIFF_CENTRE archives.
+n . (y + La w) = 0 as an equation. With ``events = "step"`` the laws choose their modes at the
+end of the step (semismooth Newton; contacts whose mode keeps changing keep it over the step);
+with ``"locate"`` the modes hold over the step and ``fem.integrators.events`` locates their
+changes. Central differences archive the velocity at the step, or with ``velocity =
+"half_step"`` v_n - dt/2 a_n = (u_n - u_n-1)/dt, the one code_aster's DIFF_CENTRE archives.
 """
 
 from __future__ import annotations
@@ -39,19 +35,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from fem.errors import SolverError
-from fem.integrators.base import Scheme, highest_frequency
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, NOT_SETTLED, archive_row,
-                                     archive_row_of, crossed, csr_product, diverged,
-                                     frozen_modes, record_changes, record_changes_of,
-                                     state_arrays, DIVERGENCE_LIMIT, close_energy, dof_powers)
-from fem.linalg import Factor, banded_solve_into, csr_matvec_add, small_solve
-from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, LAM, MODE, RIGID
-from fem.links.law import evaluate
+from fem.integrators.base import Scheme
+from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, NOT_SETTLED,
+                                     archive_row, archive_row_of, close_energy, crossed,
+                                     csr_product, diverged, dof_powers, frozen_modes,
+                                     record_changes, record_changes_of, state_arrays)
+from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable, solve_links
+from fem.linalg import Factor, banded_solve_into, csr_matvec_add
 
-MAX_ITERATIONS = 40
-#: iterations after which the contacts still changing keep their mode for the step
-HOLD_AFTER = 12
-TOLERANCE = 1e-11
 
 
 class StepOperators(NamedTuple):
@@ -186,122 +177,6 @@ def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
             a1[j] -= SK[q, j] * uq + SC[q, j] * vq
 
 
-# --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True, inline="always")
-def _solve_links(dt, co, Wl, P, s0, s1, wk, flags):
-    """The link accelerations y and bond forces of the step (module docstring); returns the
-    number of iterations, or -1 when no consistent mode set is found."""
-    cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
-    Dut, Dvt, Da0, y, d, dd, R, g, Law = (wk.Dut, wk.Dvt, wk.Da0, wk.y, wk.d, wk.dd, wk.R,
-                                          wk.g, wk.Law)
-    Jd, Jv, Jac, z, bonded, rhs_l, res_l = wk.Jd, wk.Jv, wk.Jac, wk.z, wk.bonded, wk.rhs_l, \
-        wk.res_l
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    m3 = Wl.shape[0]
-    s = 1.0 + alpha
-    bd = beta * dt * dt
-    gd = gamma * dt
-    nr = 0
-    for c in range(P.shape[0]):
-        if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
-            bonded[nr] = c
-            nr += 1
-    N = m3 + nr
-    for r in range(m3):
-        acc = Da0[r]
-        for q in range(m3):
-            acc += Wl[r, q] * phi_old[q]
-        y[r] = acc
-    for k in range(nr):
-        z[m3 + k] = cv_old[bonded[k], LAM]
-    scale0 = 0.0
-    for r in range(m3):
-        scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
-    mask = wk.mask
-    for c in range(P.shape[0]):
-        mask[c] = flags[c]
-    held = False
-    it = 0
-    while it < MAX_ITERATIONS:
-        for r in range(m3):
-            d[r] = Dut[r] + bd * y[r]
-            dd[r] = Dvt[r] + gd * y[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
-        if it >= HOLD_AFTER and not held:
-            # no consistent mode set (a force that jumps where p = 0): the contacts that keep
-            # changing keep their mode over this step, and change at the next one
-            for c in range(P.shape[0]):
-                if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
-                    mask[c] = cv_old[c, MODE]
-                    held = True
-            if held:
-                continue
-        for k in range(nr):
-            c = bonded[k]
-            lam = z[m3 + k]
-            cv_new[c, LAM] = lam
-            cv_new[c, FN] = lam
-            cv_new[c, G0] = lam
-            o = 3 * int(P[c, BLK])
-            for q in range(3):
-                phi[o + q] -= lam * P[c, DIR + q]
-        for r in range(m3):
-            g[r] = s * phi[r] - alpha * phi_old[r]
-        rn = 0.0
-        scale = scale0
-        for r in range(m3):
-            wg = 0.0
-            for q in range(m3):
-                wg += Wl[r, q] * g[q]
-            R[r] = y[r] - Da0[r] - wg
-            rn = max(rn, abs(R[r]))
-            scale = max(scale, abs(y[r]), abs(wg))
-        for k in range(nr):
-            c = bonded[k]
-            o = 3 * int(P[c, BLK])
-            e = 0.0
-            for q in range(3):
-                e += P[c, DIR + q] * (y[o + q] + Law[o + q])
-            res_l[k] = e
-            rn = max(rn, abs(e))
-        if rn <= TOLERANCE * scale:
-            for k in range(nr):
-                if z[m3 + k] > 0.0:
-                    cv_new[bonded[k], CMP] = 1.0
-            return it
-        for r in range(N):
-            for q in range(N):
-                Jac[r, q] = 0.0
-        m = m3 // 3
-        for r in range(m3):
-            Jac[r, r] = 1.0
-            for b in range(m):
-                for p in range(3):
-                    w = Wl[r, 3 * b + p]
-                    if w == 0.0:
-                        continue
-                    for q in range(3):
-                        Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
-            rhs_l[r] = -R[r]
-        for k in range(nr):
-            c = bonded[k]
-            o = 3 * int(P[c, BLK])
-            for q in range(3):
-                nq = P[c, DIR + q]
-                Jac[m3 + k, o + q] = nq
-                for r in range(m3):
-                    Jac[r, m3 + k] += s * Wl[r, o + q] * nq
-            rhs_l[m3 + k] = -res_l[k]
-        if not small_solve(Jac, rhs_l, N):
-            return -1
-        for r in range(m3):
-            y[r] += rhs_l[r]
-        for k in range(nr):
-            z[m3 + k] += rhs_l[m3 + k]
-        it += 1
-    return -1
-
-
 # --------------------------------------------------------------------------- one step
 @numba.njit(cache=True, nogil=True, inline="always")
 def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
@@ -334,7 +209,7 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
                 Dut[r] += sw
                 Dvt[r] += sv
                 Law[r] = sa
-        its = _solve_links(dt, co, Wl, P, s0, s1, wk, flags)
+        its = solve_links(dt, co, Wl, P, s0, s1, wk, flags)
         if its < 0:
             return NOT_SETTLED
         d, dd, db1, dd1 = wk.d, wk.dd, s1.db, s1.dd
@@ -449,6 +324,12 @@ class NewmarkFamily(Scheme):
     fixed_step = True
     keeps_acceleration = True
 
+    def check_resolution(self, step: float):
+        """Central differences (beta = 0) as the explicit schemes; the implicit members test
+        stiff contacts where their step operators are formed."""
+        if self.co.beta == 0.0:
+            super().check_resolution(step)
+
     def __init__(self, dynamics, links, *, beta=0.25, gamma=0.5, alpha=0.0, name="newmark",
                  events="step", velocity="step", equilibrium="alpha", label="analysis"):
         super().__init__(dynamics, links, name=name, events=events, label=label)
@@ -466,8 +347,7 @@ class NewmarkFamily(Scheme):
                        np.zeros(m3 + nr), np.zeros(max(nr, 1), np.int64), np.zeros(m3 + nr),
                        np.zeros(max(nr, 1)), np.zeros(4), np.full(nc, -1.0),
                        np.full(nc, -1.0))
-        # quad[3]: whether the step accumulates the energy terms (analyses with links)
-        self.wk.quad[3] = 1.0 if self.energy else 0.0
+        self.wk.quad[3] = 1.0 if self.energy else 0.0     # whether steps sum energy terms
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
@@ -498,6 +378,7 @@ class NewmarkFamily(Scheme):
                                  for j in range(m3)])
             Wl = np.asarray(self.L @ Z)
             Wl = np.ascontiguousarray(0.5 * (Wl + Wl.T))
+            resolvable(self.P, Wl, s * self.co.beta * dt * dt, self.links, self.label, self.t)
             Zc = sp.csc_matrix(Z)
             Zc.eliminate_zeros()
             zparts = (np.ascontiguousarray(Zc.data, np.float64),

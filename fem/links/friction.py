@@ -59,7 +59,7 @@ def _project(P, c, n0, n1, n2, v0, v1, v2):
     return v0 - a * n0, v1 - a * n1, v2 - a * n2
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, jac, mode):
     """Friction of closed contact c (see the module docstring): adds its force to phi and its
     derivatives to Jd, Jv; writes the mode, anchor, sliding direction, slip rate, stored energy,

@@ -70,7 +70,7 @@ def check_initial_gaps(links, model) -> None:
     """Every impact link must start with a non-negative gap (initial displacements and the
     imposed motion at the start included)."""
     from fem.links.shock import relative_translation
-    from fem.study import TRANSLATIONS
+    from fem.study.specs import TRANSLATIONS
 
     u0 = np.asarray(model.initial_displacement, float)
     for link in links:

@@ -49,7 +49,7 @@ __all__ = ["evaluate", "step_dissipation", "stored_energy", "support_work", "aff
            "NV", "NG", "FREE"]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     """Forces, modes, event functions and stored energies of every contact.
 
@@ -131,7 +131,7 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
                             jac, mode)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def step_dissipation(P, cv0, cv1, d0, d1):
     """Energy (J) the contacts dissipate from state cv0 to cv1 (link displacements d0, d1):
     the normal and tangential dampers (trapezoidal rule on the displacement increments), the
@@ -157,7 +157,7 @@ def step_dissipation(P, cv0, cv1, d0, d1):
     return lost
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def stored_energy(cv):
     """Energy (J) the contacts hold: normal and tangential springs."""
     s = 0.0

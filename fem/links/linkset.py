@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from fem.links import columns as col
 from fem.links.shock import relative_translation, shock_link
-from fem.study import TRANSLATIONS
+from fem.study.specs import TRANSLATIONS
 
 
 @dataclass

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from fem.errors import StudyError
 from fem.links.columns import CIRCLE, CN, DIR, GAP, KIND, KN, REL, RELEASE_GAP
-from fem.study import TRANSLATIONS
+from fem.study.specs import TRANSLATIONS
 
 
 @dataclass
@@ -156,7 +156,7 @@ def normal_force(P, c, p, pd):
     return fn, min(p, fn / k)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
     """Add the normal force of a closed contact to phi (along -n on the first node) and, with
     ``jac``, its derivatives; the normal of a circle turns with d."""

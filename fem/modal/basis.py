@@ -39,7 +39,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from fem.errors import SolverError, StudyError
-from fem.integrators.base import State
+from fem.model.dofs import State
 
 #: relative departure of Phi^T M Phi from the identity accepted as round-off
 NORMALIZATION_TOLERANCE = 1e-8

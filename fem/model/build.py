@@ -15,7 +15,7 @@ from fem.mesh import read as read_mesh
 from fem.model.constraints import Constraints, build_constraints
 from fem.model.dofs import DofMap
 from fem.model.elements import Triplets, add_discrete
-from fem.study import TRANSLATIONS, Study, Targets
+from fem.study.specs import TRANSLATIONS, Study, Targets
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.study import COMPONENTS
+from fem.study.specs import COMPONENTS
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,14 @@ def component_positions(dofmap: DofMap, block: tuple[str, ...]) -> np.ndarray:
 
 
 __all__ = ["DofMap", "component_positions", "COMPONENTS"]
+
+
+@dataclass
+class State:
+    """Displacement, velocity, acceleration on the free dofs (m, m/s, m/s^2)."""
+    u: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+
+    def copy(self) -> "State":
+        return State(self.u.copy(), self.v.copy(), None if self.a is None else self.a.copy())

@@ -18,7 +18,7 @@ import numpy as np
 
 from fem.errors import StudyError
 from fem.model.dofs import DofMap
-from fem.study import ROTATIONS, TRANSLATIONS
+from fem.study.specs import ROTATIONS, TRANSLATIONS
 
 
 @dataclass

@@ -4,7 +4,7 @@ checks across analyses, and the ``[[check]]`` blocks."""
 from __future__ import annotations
 
 from fem.errors import StudyError
-from fem.integrators import catalog
+from fem import catalog
 from fem.study.specs import ANALYSIS_KINDS, FIELDS, MAX_STEPS, AnalysisSpec
 from fem.validate import Table, check_float_list
 

@@ -1,38 +1,13 @@
-"""Which link features each transient scheme runs in this version, checked before any
-computation.
-
-The scheme catalog (``fem.integrators.catalog``) says what every (basis, scheme) pair offers
-once it runs on the one transient engine; ``RUNS`` lists the features that run today, scheme
-by scheme, while the schemes move to the engine. A link needing a feature outside that set is
-refused with a message naming the link and the option.
+"""The links of a study checked before any computation: their nodes and normals on the
+model, and the link features each analysis' scheme offers (the scheme catalog,
+``fem.catalog``): a link needing a feature its scheme refuses stops the run with the key at
+fault and the catalog's physical reason.
 """
 
 from __future__ import annotations
 
 from fem.errors import NotAvailableError
-from fem.integrators import catalog
-
-_SHOCK = {"shock.plane", "shock.two_planes", "shock.circle", "friction.coulomb",
-          "friction.unidirectional", "impact"}
-RUNS: dict[tuple[str, str], set[str]] = {
-    ("physical", "newmark"): _SHOCK,
-    ("physical", "hht"): _SHOCK,
-    ("physical", "central_difference"): _SHOCK,
-    ("modal", "newmark"): _SHOCK,
-    ("modal", "central_difference"): _SHOCK,
-    ("physical", "exact"): {"shock.plane", "shock.two_planes", "friction.unidirectional",
-                            "impact"},
-    ("modal", "exact"): {"shock.plane", "shock.two_planes", "friction.unidirectional",
-                         "impact"},
-    ("physical", "rk4"): _SHOCK,
-    ("modal", "rk4"): _SHOCK,
-    ("modal", "euler"): _SHOCK,
-    ("modal", "adaptive2"): _SHOCK,
-    ("modal", "devogelaere"): _SHOCK,
-    ("modal", "rk32"): _SHOCK,
-    ("modal", "rk54"): _SHOCK,
-}
-
+from fem import catalog
 
 def needed_features(link) -> list[tuple[str, str]]:
     """(catalog feature, key path of the option that needs it) for one ``[[link]]``."""
@@ -78,10 +53,6 @@ def check_link_support(link, analysis):
             raise NotAvailableError(f"{analysis.where}.links: {what} ({where}, link "
                                     f"'{link.name}') cannot run with scheme '{scheme}'{on}: "
                                     f"{row.reason(feature)}")
-        if feature not in RUNS.get((basis, scheme), set()):
-            raise NotAvailableError(f"{analysis.where}.links: {what} ({where}, link "
-                                    f"'{link.name}') is not available with scheme "
-                                    f"'{scheme}'{on}")
 
 
 def check_links(study, model):

@@ -12,7 +12,7 @@ it) or to the physical reason why it cannot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: link features, in the order of the matrix
 FEATURES = ("shock.plane", "shock.two_planes", "shock.circle", "friction.coulomb",

@@ -1,0 +1,253 @@
+"""The phases of the exact scheme: for each combination of the links' modes (a contact open
+or closed, a friction sticking or sliding one way, a rigid bond or none), the linear system
+z' = A z + E u(t) it obeys, with its event functions, bond forces and energy terms as linear
+functions of (z, u); built once per combination and kept (see ``fem.integrators.exact``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.errors import NotAvailableError, SolverError
+from fem.links.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MODE, MU,
+                               MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
+
+
+class Phase:
+    """One phase: A (2n, 2n), E (2n, nu), the event functions (rows on z and u, their
+    (contact, function) and the dissipation and work forms on (z, u)."""
+
+    def __init__(self):
+        self.A = self.E = None
+        self.rz = self.ru = None
+        self.meaning = []
+        self.lam = None              # (bonded contacts, lam_z, lam_u)
+        self.Qs = self.Ql = self.Qw = None
+        self.C_struct = self.C_links = None
+        self.spectral = None
+        self.propagators = {}
+        self.omega = 0.0
+
+
+class Phases:
+    """The linear system of each mode set, built on demand and kept."""
+
+    def __init__(self, scheme):
+        dyn = scheme.dyn
+        self.scheme = scheme
+        M = dyn.mass.toarray()
+        self.n = n = len(M)
+        try:
+            self.Minv = np.linalg.inv(M) if n else np.zeros((0, 0))
+        except np.linalg.LinAlgError:
+            raise NotAvailableError(f"{scheme.label}: the exact scheme needs mass on every "
+                                    f"free dof") from None
+        if n and (not np.all(np.isfinite(self.Minv)) or np.linalg.cond(M) > 1e14):
+            raise NotAvailableError(f"{scheme.label}: the exact scheme needs mass on every "
+                                    f"free dof")
+        self.K = dyn.stiffness.toarray()
+        self.C = dyn.damping.toarray()
+        self.B = np.asarray(dyn.B, float)
+        self.nb = self.B.shape[1]
+        self.nu = self.nb + 1
+        self.P = scheme.P
+        L = scheme.L.toarray()
+        kin = scheme.kin
+        self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
+        self.cache: dict = {}
+
+    # ------------------------------------------------------------------ contact rows
+    def _rows(self, c, vector):
+        """(row on x (n,), imposed parts on w (nb,) of displacement, rate, acceleration) of
+        the projection of contact c's link kinematics on ``vector``."""
+        o = 3 * int(self.P[c, BLK])
+        sl = slice(o, o + 3)
+        return (vector @ self.L[sl], vector @ self.Lw[sl], vector @ self.Lv[sl],
+                vector @ self.La[sl])
+
+    def key(self, cv) -> tuple:
+        """The phase of the contact values cv: modes, and the sliding signs and anchors that
+        enter the equations."""
+        out = []
+        for c in range(self.P.shape[0]):
+            mode = int(cv[c, MODE])
+            if self.P[c, KIND] != RIGID and mode == SLIP:
+                t = self.P[c, FDIR:FDIR + 3]
+                out.append((mode, 1 if cv[c, SDIR:SDIR + 3] @ t >= 0 else -1))
+            elif self.P[c, KIND] != RIGID and mode == STICK and self.P[c, MU] > 0:
+                t = self.P[c, FDIR:FDIR + 3]
+                out.append((mode, float(cv[c, ANC:ANC + 3] @ t)))
+            else:
+                out.append((mode,))
+        return tuple(out)
+
+    def get(self, cv) -> Phase:
+        key = self.key(cv)
+        found = self.cache.get(key)
+        if found is None:
+            found = self._build(key)
+            if len(self.cache) > 256:
+                self.cache.clear()
+            self.cache[key] = found
+        return found
+
+    def _build(self, key) -> Phase:
+        n, nb, nu = self.n, self.nb, self.nu
+        P = self.P
+        K, C = self.K.copy(), self.C.copy()
+        F = np.zeros((n, nu))
+        F[:, :nb] = self.B
+        Cl = np.zeros((n, n))
+        # dissipation of the links on y = (z, u): (coef, (a_z, a_u), (b_z, b_u)) products
+        diss = []
+        # work of the imposed motion of the links' dofs: force times the imposed part of the
+        # rate it acts on (the structure gets the rest)
+        support = []
+        friction = False
+        rz, ru, meaning = [], [], []
+        bonded = []
+
+        def affine(row_x, row_w, const, on_v=False):
+            az = np.zeros(2 * n)
+            if on_v:
+                az[n:] = row_x
+            else:
+                az[:n] = row_x
+            au = np.zeros(nu)
+            au[:nb] = row_w
+            au[nb] = const
+            return az, au
+
+        for c, mode in enumerate(key):
+            m = mode[0]
+            nvec = P[c, DIR:DIR + 3]
+            ell, pw, pv, pa = self._rows(c, nvec)
+            p_aff = affine(ell, pw, -P[c, GAP])
+            pd_aff = affine(ell, pv, 0.0, on_v=True)
+            imposed_rate = (np.zeros(2 * n), np.concatenate([pv, [0.0]]))
+            if P[c, KIND] == RIGID:
+                if m == BONDED:
+                    bonded.append((c, ell, pa, imposed_rate))
+                else:
+                    rz.append(-p_aff[0])
+                    ru.append(-p_aff[1])
+                    meaning.append((c, 0))
+                continue
+            k, cc = P[c, KN], P[c, CN]
+            force_rule = P[c, REL] != RELEASE_GAP and cc > 0
+            fn_aff = (k * p_aff[0] + cc * pd_aff[0], k * p_aff[1] + cc * pd_aff[1])
+            sign = 1.0 if m != OPEN else -1.0
+            rz.append(sign * p_aff[0])
+            ru.append(sign * p_aff[1])
+            meaning.append((c, 0))
+            if force_rule:
+                rz.append(sign * fn_aff[0] / k)
+                ru.append(sign * fn_aff[1] / k)
+                meaning.append((c, 0))
+            if m == OPEN:
+                continue
+            K += k * np.outer(ell, ell)
+            C += cc * np.outer(ell, ell)
+            Cl += cc * np.outer(ell, ell)
+            F[:, :nb] -= np.outer(ell, k * pw + cc * pv)
+            F[:, nb] += k * P[c, GAP] * ell
+            diss.append((cc, pd_aff, pd_aff))
+            support.append((1.0, fn_aff, imposed_rate))
+            if P[c, MU] <= 0:
+                continue
+            friction = True
+            tvec = P[c, FDIR:FDIR + 3]
+            lt, tw, tv, ta = self._rows(c, tvec)
+            kt, ct = P[c, KT], P[c, CT]
+            if m == STICK:
+                anc = mode[1]
+                K += kt * np.outer(lt, lt)
+                C += ct * np.outer(lt, lt)
+                Cl += ct * np.outer(lt, lt)
+                F[:, :nb] -= np.outer(lt, kt * tw + ct * tv)
+                F[:, nb] += kt * anc * lt
+                ft = (kt * np.concatenate([lt, np.zeros(n)]) + ct * np.concatenate(
+                    [np.zeros(n), lt]), np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
+                mus = P[c, MUS]
+                rz.append(mus * fn_aff[0] - ft[0])
+                ru.append(mus * fn_aff[1] - ft[1])
+                meaning.append((c, 1))
+                rz.append(mus * fn_aff[0] + ft[0])
+                ru.append(mus * fn_aff[1] + ft[1])
+                meaning.append((c, 1))
+                tv_aff = affine(lt, tv, 0.0, on_v=True)
+                diss.append((ct, tv_aff, tv_aff))
+                support.append((1.0, ft, (np.zeros(2 * n), np.concatenate([tv, [0.0]]))))
+            else:
+                s = float(mode[1])
+                mu = P[c, MU]
+                K += mu * s * k * np.outer(lt, ell)
+                C += mu * s * cc * np.outer(lt, ell)
+                F[:, :nb] -= mu * s * np.outer(lt, k * pw + cc * pv)
+                F[:, nb] += mu * s * k * P[c, GAP] * lt
+                tv_aff = affine(lt, tv, 0.0, on_v=True)
+                rz.append(s * tv_aff[0])
+                ru.append(s * tv_aff[1])
+                meaning.append((c, 1))
+                diss.append((mu * s, fn_aff, tv_aff))
+                support.append((mu * s, fn_aff, (np.zeros(2 * n),
+                                                 np.concatenate([tv, [0.0]]))))
+        ph = Phase()
+        Minv = self.Minv
+        Pm = Minv
+        extra = np.zeros((n, nu))
+        if bonded:
+            R = np.array([b[1] for b in bonded])
+            ra = np.zeros((len(bonded), nu))
+            ra[:, :nb] = np.array([b[2] for b in bonded])
+            S = R @ Minv @ R.T
+            try:
+                Sinv = np.linalg.inv(S)
+            except np.linalg.LinAlgError:
+                raise SolverError(f"{self.scheme.label}: bonded impact links are redundant "
+                                  f"(their rows are dependent)") from None
+            MR = Minv @ R.T
+            Pm = Minv - MR @ Sinv @ R @ Minv
+            extra = -MR @ Sinv @ ra
+            lam_z = Sinv @ R @ Minv @ np.hstack([-K, -C])
+            lam_u = Sinv @ (R @ Minv @ F + ra)
+            ph.lam = ([b[0] for b in bonded], lam_z, lam_u)
+            for i, b in enumerate(bonded):
+                rz.append(lam_z[i])
+                ru.append(lam_u[i])
+                meaning.append((b[0], 0))
+                support.append((1.0, (lam_z[i], lam_u[i]), b[3]))
+        A = np.zeros((2 * n, 2 * n))
+        A[:n, n:] = np.eye(n)
+        A[n:, :n] = -Pm @ K
+        A[n:, n:] = -Pm @ C
+        E = np.zeros((2 * n, nu))
+        E[n:] = Pm @ F + extra
+        ph.A, ph.E = A, E
+        ph.rz = np.array(rz).reshape(len(rz), 2 * n)
+        ph.ru = np.array(ru).reshape(len(ru), nu)
+        ph.meaning = meaning
+        ph.omega = float(np.max(np.abs(np.linalg.eigvals(A)))) if n else 0.0
+        ph.C_struct, ph.C_links = self.C, Cl
+        # quadratic forms on y = (z, u): structural and link dissipation, external work
+        N = 2 * n + nu
+        Qs = np.zeros((N, N))
+        Qs[n:2 * n, n:2 * n] = self.C
+        Ql = np.zeros((N, N))
+        for coef, a, b in diss:
+            va = np.concatenate(a)
+            vb = np.concatenate(b)
+            Ql += 0.5 * coef * (np.outer(va, vb) + np.outer(vb, va))
+        Qw = np.zeros((N, N))
+        Be = np.zeros((n, nu))
+        Be[:, :nb] = self.B
+        Qw[n:2 * n, 2 * n:] += 0.5 * Be
+        Qw[2 * n:, n:2 * n] += 0.5 * Be.T
+        for coef, a, b in support:
+            va = np.concatenate(a)
+            vb = np.concatenate(b)
+            Qw += 0.5 * coef * (np.outer(va, vb) + np.outer(vb, va))
+        ph.Qs, ph.Ql, ph.Qw = Qs, Ql, Qw
+        ph.imposed_rows = bool(np.any(ph.ru[:, :nb])) if len(ru) else False
+        ph.friction = friction
+        ph.constant_forcing_only = not np.any(self.Lw) and not np.any(self.Lv)
+        return ph

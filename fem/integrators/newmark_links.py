@@ -1,0 +1,152 @@
+"""The links of a Newmark-family step (``fem.integrators.newmark_family``): the link
+accelerations and bond forces by Newton's method on the small system of the links, and the
+check that a contact's stiffness stays within what the step resolves."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from fem.errors import SolverError
+from fem.linalg import small_solve
+from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
+from fem.links.law import evaluate
+
+MAX_ITERATIONS = 40
+#: iterations after which the contacts still changing keep their mode for the step
+HOLD_AFTER = 12
+TOLERANCE = 1e-11
+
+
+@numba.njit(cache=True, nogil=True)
+def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
+    """The link accelerations y and bond forces of the step (module docstring); returns the
+    number of iterations, or -1 when no consistent mode set is found."""
+    cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
+    Dut, Dvt, Da0, y, d, dd, R, g, Law = (wk.Dut, wk.Dvt, wk.Da0, wk.y, wk.d, wk.dd, wk.R,
+                                          wk.g, wk.Law)
+    Jd, Jv, Jac, z, bonded, rhs_l, res_l = wk.Jd, wk.Jv, wk.Jac, wk.z, wk.bonded, wk.rhs_l, \
+        wk.res_l
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    m3 = Wl.shape[0]
+    s = 1.0 + alpha
+    bd = beta * dt * dt
+    gd = gamma * dt
+    nr = 0
+    for c in range(P.shape[0]):
+        if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
+            bonded[nr] = c
+            nr += 1
+    N = m3 + nr
+    for r in range(m3):
+        acc = Da0[r]
+        for q in range(m3):
+            acc += Wl[r, q] * phi_old[q]
+        y[r] = acc
+    for k in range(nr):
+        z[m3 + k] = cv_old[bonded[k], LAM]
+    scale0 = 0.0
+    for r in range(m3):
+        scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
+    mask = wk.mask
+    for c in range(P.shape[0]):
+        mask[c] = flags[c]
+    held = False
+    it = 0
+    while it < MAX_ITERATIONS:
+        for r in range(m3):
+            d[r] = Dut[r] + bd * y[r]
+            dd[r] = Dvt[r] + gd * y[r]
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
+        if it >= HOLD_AFTER and not held:
+            # no consistent mode set (a force that jumps where p = 0): the contacts that keep
+            # changing keep their mode over this step, and change at the next one
+            for c in range(P.shape[0]):
+                if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
+                    mask[c] = cv_old[c, MODE]
+                    held = True
+            if held:
+                continue
+        for k in range(nr):
+            c = bonded[k]
+            lam = z[m3 + k]
+            cv_new[c, LAM] = lam
+            cv_new[c, FN] = lam
+            cv_new[c, G0] = lam
+            o = 3 * int(P[c, BLK])
+            for q in range(3):
+                phi[o + q] -= lam * P[c, DIR + q]
+        for r in range(m3):
+            g[r] = s * phi[r] - alpha * phi_old[r]
+        rn = 0.0
+        scale = scale0
+        for r in range(m3):
+            wg = 0.0
+            for q in range(m3):
+                wg += Wl[r, q] * g[q]
+            R[r] = y[r] - Da0[r] - wg
+            rn = max(rn, abs(R[r]))
+            scale = max(scale, abs(y[r]), abs(wg))
+        for k in range(nr):
+            c = bonded[k]
+            o = 3 * int(P[c, BLK])
+            e = 0.0
+            for q in range(3):
+                e += P[c, DIR + q] * (y[o + q] + Law[o + q])
+            res_l[k] = e
+            rn = max(rn, abs(e))
+        if rn <= TOLERANCE * scale:
+            for k in range(nr):
+                if z[m3 + k] > 0.0:
+                    cv_new[bonded[k], CMP] = 1.0
+            return it
+        for r in range(N):
+            for q in range(N):
+                Jac[r, q] = 0.0
+        m = m3 // 3
+        for r in range(m3):
+            Jac[r, r] = 1.0
+            for b in range(m):
+                for p in range(3):
+                    w = Wl[r, 3 * b + p]
+                    if w == 0.0:
+                        continue
+                    for q in range(3):
+                        Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
+            rhs_l[r] = -R[r]
+        for k in range(nr):
+            c = bonded[k]
+            o = 3 * int(P[c, BLK])
+            for q in range(3):
+                nq = P[c, DIR + q]
+                Jac[m3 + k, o + q] = nq
+                for r in range(m3):
+                    Jac[r, m3 + k] += s * Wl[r, o + q] * nq
+            rhs_l[m3 + k] = -res_l[k]
+        if not small_solve(Jac, rhs_l, N):
+            return -1
+        for r in range(m3):
+            y[r] += rhs_l[r]
+        for k in range(nr):
+            z[m3 + k] += rhs_l[m3 + k]
+        it += 1
+    return -1
+
+
+def resolvable(P, Wl, bd, links, label, t):
+    """A contact whose stiffness dwarfs the step's (k (1 + alpha) beta dt^2 w > 1e12, w the
+    compliance L S^-1 L^T along the link) would balance its load with a penetration below the
+    round-off of the displacements: stop with the link named."""
+    for c in range(P.shape[0]):
+        if P[c, KIND] == RIGID:
+            continue
+        o = 3 * int(P[c, BLK])
+        w = float(np.max(np.linalg.eigvalsh(Wl[o:o + 3, o:o + 3])))
+        ratio = P[c, KN] * bd * w
+        if ratio > 1e12 or not np.isfinite(ratio):
+            raise SolverError(
+                f"{label}: link '{links.link_of(c)}': its contact stiffness {P[c, KN]:.3g} N/m "
+                f"is {ratio:.3g} times the stiffness of the step (at t = {t:.9g} s): its "
+                f"penetrations would be below the round-off of the displacements; give it a "
+                f"stiffness below 1e12 times the step's, or use an impact link (a rigid "
+                f"contact)")
