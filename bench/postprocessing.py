@@ -7,7 +7,7 @@ blocks, as a solver does), then runs as subprocesses
 * ``fem post plot`` of the same column (min/max decimation), to a PNG file;
 
 and prints the wall time and peak resident memory of each (targets for series: under 10 s
-and 500 MB). Usage: ``python bench/postpro.py [--steps N] [--keep] [--dir DIR]``.
+and 500 MB). Usage: ``python bench/postprocessing.py [--steps N] [--keep] [--dir DIR]``.
 """
 
 from __future__ import annotations
