@@ -227,14 +227,12 @@ def feature_matrix() -> list[tuple[str, str, list]]:
             for row in SCHEMES.values()]
 
 
-def matrix_text(reasons: bool = True) -> str:
-    """The link-feature matrix as text (``fem schemes``): "yes", or "no" with a numbered
-    reason listed below the table."""
-    head = ["basis", "scheme"] + [FEATURE_TITLES[f] for f in FEATURES]
+def _marked_matrix() -> tuple[list[str], list[tuple[str, str, list[str]]]]:
+    """(reasons in order of first use, [(basis, scheme, ["yes" or "no (i)" per feature)])."""
     notes: list[str] = []
     rows = []
     for basis, name, cells in feature_matrix():
-        out = [basis, name]
+        out = []
         for cell in cells:
             if cell is True:
                 out.append("yes")
@@ -242,7 +240,16 @@ def matrix_text(reasons: bool = True) -> str:
                 if cell not in notes:
                     notes.append(cell)
                 out.append(f"no ({notes.index(cell) + 1})")
-        rows.append(out)
+        rows.append((basis, name, out))
+    return notes, rows
+
+
+def matrix_text(reasons: bool = True) -> str:
+    """The link-feature matrix as text (``fem schemes``): "yes", or "no" with a numbered
+    reason listed below the table."""
+    head = ["basis", "scheme"] + [FEATURE_TITLES[f] for f in FEATURES]
+    notes, marked = _marked_matrix()
+    rows = [[basis, name] + out for basis, name, out in marked]
     widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -255,18 +262,10 @@ def matrix_text(reasons: bool = True) -> str:
 def markdown_matrix() -> str:
     """The link-feature matrix as a markdown table, its numbered reasons listed below it
     (the table of docs/study_format.md)."""
-    notes: list[str] = []
+    notes, marked = _marked_matrix()
     lines = ["| basis | scheme | " + " | ".join(FEATURE_TITLES[f] for f in FEATURES) + " |",
              "|---|---|" + "---|" * len(FEATURES)]
-    for basis, name, cells in feature_matrix():
-        out = []
-        for cell in cells:
-            if cell is True:
-                out.append("yes")
-            else:
-                if cell not in notes:
-                    notes.append(cell)
-                out.append(f"no ({notes.index(cell) + 1})")
+    for basis, name, out in marked:
         lines.append(f"| {basis} | `{name}` | " + " | ".join(out) + " |")
     for i, note in enumerate(notes):
         lines += ["", f"({i + 1}) {note}"]

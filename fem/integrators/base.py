@@ -150,17 +150,20 @@ class Scheme:
     def link_state(self, flags=None):
         """Evaluate the laws at the current state with ``flags`` (default: the current modes);
         updates CV, PHI, DB, DD of buffer cur (rigid bond forces kept)."""
-        from fem.integrators.kernels import link_kinematics
-        from fem.links.law import evaluate
+        from fem.integrators.kernels import links_at
 
         c, b = self.cur, self.buf
         if flags is None:
             flags = b.CV[c][:, MODE].astype(float)
-        m = max(self.L.shape[0] // 3, 1)
-        cv = b.CV[c].copy()
-        link_kinematics(self.kin, b.X[c], b.V[c], self.w, b.DB[c], b.DD[c])
-        evaluate(self.P, b.DB[c], b.DD[c], b.CV[c], cv, b.PHI[c], np.zeros((m, 3, 3)),
-                 np.zeros((m, 3, 3)), np.asarray(flags, float), False)
+        scratch = getattr(self, "_law_scratch", None)
+        if scratch is None:
+            m = max(self.L.shape[0] // 3, 1)
+            scratch = self._law_scratch = (np.empty_like(b.CV[c]), np.zeros((m, 3, 3)),
+                                           np.zeros((m, 3, 3)))
+        cv, jd, jv = scratch
+        links_at(self.P, self.kin, b.X[c], b.V[c], np.ascontiguousarray(self.w, float),
+                 b.CV[c], cv, b.PHI[c], b.DB[c], b.DD[c], np.asarray(flags, float), jd, jv,
+                 False)
         b.CV[c] = cv
 
     def mass_solve(self, rhs):

@@ -84,16 +84,17 @@ class ExactScheme(Scheme):
         c = self.cur
         return np.concatenate([self.buf.X[c], self.buf.V[c]])
 
-    def _write(self, which, z, a, t):
+    def _write(self, which, z, a, t, w=None):
         """State z (2n,) and acceleration a at time t into buffer ``which``; its link values
-        with the current modes."""
+        with the current modes. ``w``: the load columns at t when the caller has them."""
         n = self.n
         b = self.buf
         b.X[which], b.V[which], b.A[which] = z[:n], z[n:], a
         if which != self.cur:
             b.CV[which] = b.CV[self.cur]
         saved, self.cur = self.cur, which
-        w = self.dyn.load_values(np.array([t]))[0]
+        if w is None:
+            w = self.dyn.load_values(np.array([t]))[0]
         w_saved, self.w = self.w, w
         self.link_state(self.buf.CV[saved][:, MODE].astype(float))
         self.cur, self.w = saved, w_saved
@@ -339,8 +340,9 @@ class ExactScheme(Scheme):
         n = self.n
         spare = 1 - self.cur
         b = self.buf
+        W = self.dyn.load_values(np.asarray(times, float))
         for k in range(len(times)):
-            w = self._write(spare, Z[k], R[k][n:], float(times[k]))
+            w = self._write(spare, Z[k], R[k][n:], float(times[k]), W[k])
             self._set_bond_forces(ph, spare, Z[k], w)
             archive_row(out, row, float(times[k]), self.ops, b.X[spare], b.V[spare],
                         b.A[spare], b.CV[spare], Erows[k], 0.0)

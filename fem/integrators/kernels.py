@@ -67,6 +67,14 @@ class StateArrays(NamedTuple):
     e: np.ndarray
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def state_at(buf, which):
+    """``state_arrays`` in compiled code: views built afresh where they are used, so that a
+    loop carries the buffers and a parity instead of two sets of views."""
+    return StateArrays(buf.X[which], buf.V[which], buf.A[which], buf.CV[which], buf.PHI[which],
+                       buf.DB[which], buf.DD[which], buf.E[which])
+
+
 def state_arrays(buf: Buffers, which: int) -> StateArrays:
     return StateArrays(buf.X[which], buf.V[which], buf.A[which], buf.CV[which], buf.PHI[which],
                        buf.DB[which], buf.DD[which], buf.E[which])
@@ -207,6 +215,10 @@ def close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0,
         E1[2] += step_dissipation(P, cv0, cv1, d0, d1)
         if imposed:
             E1[0] += support_work_of(Lw, phi0, phi1, w0, w1)
+
+
+#: ``close_energy`` compiled into its caller (a hot call site with many arrays)
+close_energy_inline = numba.njit(cache=True, nogil=True, inline="always")(close_energy.py_func)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -37,9 +37,9 @@ import scipy.sparse as sp
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, NOT_SETTLED,
-                                     archive_row, archive_row_of, close_energy, crossed,
+                                     archive_row, archive_row_of, close_energy_inline, crossed,
                                      csr_product, diverged, dof_powers, frozen_modes,
-                                     record_changes, record_changes_of, state_arrays)
+                                     record_changes, record_changes_of, state_arrays, state_at)
 from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable, solve_links
 from fem.linalg import Factor, banded_solve_into, csr_matvec_add
 
@@ -240,7 +240,7 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
             damped += pd
         finite = finite and abs(x1[j]) <= DIVERGENCE_LIMIT
     if energy:
-        close_energy(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
+        close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
                      s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
     return DONE if finite else DIVERGED
 
@@ -252,18 +252,17 @@ def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     if sops.kind == 1 and ops.Kdiag.size == a1.size:
         # uncoupled equations: predictor, right-hand side and solve mode by mode
         _predict_diagonal(dt, co, ops, W, i, s0, wk, sops.diag_inv, a1)
-        return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-    if sops.kind == 2:
+    elif sops.kind == 2:
         # a small dense system: a = S^-1 B w - S^-1 K u~ - S^-1 C v~ with the products formed
         _predict_dense(dt, co, W, i, s0, wk, sops, a1)
-        return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-    _predict(dt, co, ops, W, i, s0, wk)
-    if sops.kind == 1:
-        inv = sops.diag_inv
-        for j in range(a1.size):
-            a1[j] = inv[j] * rhs[j]
     else:
-        banded_solve_into(sops.band, sops.perm, rhs, a1, wk.xs)
+        _predict(dt, co, ops, W, i, s0, wk)
+        if sops.kind == 1:
+            inv = sops.diag_inv
+            for j in range(a1.size):
+                a1[j] = inv[j] * rhs[j]
+        else:
+            banded_solve_into(sops.band, sops.perm, rhs, a1, wk.xs)
     return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 
@@ -286,15 +285,18 @@ def finish_step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, sa, sb, wk, out, row, locate,
+def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row, locate,
           log, half_dt, has_links):
-    """Steps i0 + 1 ... k of a chunk from the state sa, alternating between the buffers sa
-    and sb; returns (status, step, parity, rows): the state is in sa when parity is 0, in sb
-    otherwise. On EVENT the step ``step`` is computed into the other buffer, not taken."""
+    """Steps i0 + 1 ... k of a chunk from the state in buffer ``cur`` of ``buf``, alternating
+    between the two buffers; returns (status, step, parity, rows): the state is in buffer cur
+    when parity is 0, in the other one otherwise. On EVENT the step ``step`` is computed into
+    the other buffer, not taken."""
     flags = wk.flags
-    s0, s1 = sa, sb
     parity = 0
     for i in range(i0 + 1, k + 1):
+        c = cur if parity == 0 else 1 - cur
+        s0 = state_at(buf, c)
+        s1 = state_at(buf, 1 - c)
         if locate:
             frozen_modes(s0.cv, flags)
         status = _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
@@ -312,7 +314,6 @@ def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, sa, sb, wk, out, 
                            ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, s1.x, s1.v, s1.a, s1.cv,
                            s1.e, half_dt)
             row += 1
-        s0, s1 = s1, s0
         parity = 1 - parity
     return DONE, k, parity, row
 
@@ -423,7 +424,7 @@ class NewmarkFamily(Scheme):
             c = self.cur
             status, i, parity, row = _loop(
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
-                state_arrays(self.buf, c), state_arrays(self.buf, 1 - c), self.wk, out, row,
+                self.buf, c, self.wk, out, row,
                 self.locate, self.log, half, bool(self.links))
             # the state is in buffer cur (parity 0) or in the other one
             self.cur = c if parity == 0 else 1 - c

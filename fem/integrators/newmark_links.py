@@ -10,7 +10,7 @@ import numpy as np
 from fem.errors import SolverError
 from fem.linalg import small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
-from fem.links.law import evaluate
+from fem.links.law import evaluate_inline as evaluate
 
 MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
@@ -18,7 +18,7 @@ HOLD_AFTER = 12
 TOLERANCE = 1e-11
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
     """The link accelerations y and bond forces of the step (module docstring); returns the
     number of iterations, or -1 when no consistent mode set is found."""

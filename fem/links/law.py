@@ -131,6 +131,10 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
                             jac, mode)
 
 
+#: the same law compiled into its caller: for the step loops whose one call site is hot
+evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.py_func)
+
+
 @numba.njit(cache=True, nogil=True)
 def step_dissipation(P, cv0, cv1, d0, d1):
     """Energy (J) the contacts dissipate from state cv0 to cv1 (link displacements d0, d1):
