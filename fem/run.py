@@ -3,6 +3,7 @@ and write one results file (complete only when everything has run)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,18 +63,71 @@ def prepare(path) -> tuple[Study, object]:
     return study, model
 
 
+def input_files(study: Study) -> list[tuple[Path, str]]:
+    """The files a study reads, each with what it is to the study."""
+    files = [(Path(study.path), "the study file")]
+    if study.mesh.file is not None:
+        files.append((Path(study.mesh.file), "the study's mesh file (mesh.file)"))
+    for name, function in study.functions.items():
+        path = getattr(function, "path", None)
+        if path is not None:
+            files.append((Path(path), f"the file of function '{name}' (functions.{name}.file)"))
+    return files
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def partial_path(output: Path) -> Path:
+    """Where a run writes before its file is complete: ``NAME.partial`` next to NAME."""
+    return output.with_name(output.name + ".partial")
+
+
+def check_output(output: Path, study: Study):
+    """Refuse an output that is a folder or that resolves (links and relative paths alike)
+    to a file the study reads: fem never overwrites an input."""
+    if output.is_dir():
+        raise StudyError(f"output: {output} is a directory")
+    for target in (output, partial_path(output)):
+        for path, what in input_files(study):
+            if _same_file(target, path):
+                raise StudyError(f"output: {output} is {what}; fem never overwrites an input "
+                                 f"(give another results file with --out or [output] file)")
+
+
 def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
-    """Run every analysis of the study at ``path``; see :class:`RunReport`."""
+    """Run every analysis of the study at ``path``; see :class:`RunReport`.
+
+    The results go to ``NAME.partial`` next to the output NAME, renamed NAME once complete,
+    so that an existing NAME is only ever replaced by a complete file. A study refused
+    during the run (StudyError) leaves no file. An analysis that fails (SolverError) leaves
+    its file marked "failed": as NAME when there was no NAME, as NAME.partial otherwise (the
+    report's ``output`` says which).
+    """
     log = log or (lambda msg: None)
     study, model = prepare(path)
     output = Path(out) if out else study.output
-    if output.exists() and output.is_dir():
-        raise StudyError(f"output: {output} is a directory")
+    check_output(output, study)
+    partial = partial_path(output)
     report = RunReport(output)
-    writer = ResultsWriter(output, title=study.title, study_source=study.source,
-                           node_names=model.mesh.node_names, coordinates=model.mesh.coordinates,
-                           dof_node=model.dofs.dof_node, dof_component=model.dofs.dof_component,
-                           dof_imposed=model.constraints.imposed | model.constraints.slaves)
+    try:
+        writer = ResultsWriter(partial, title=study.title, study_source=study.source,
+                               node_names=model.mesh.node_names,
+                               coordinates=model.mesh.coordinates, dof_node=model.dofs.dof_node,
+                               dof_component=model.dofs.dof_component,
+                               dof_imposed=model.constraints.imposed | model.constraints.slaves)
+    except OSError as exc:
+        if partial.is_file():
+            partial.unlink()
+        reason = exc.strerror or str(exc)
+        raise StudyError(f"output: cannot write {partial} (the results file until it is "
+                         f"complete): {reason}") from None
     ctx = Context(study, model, writer, progress=progress, log=log)
     try:
         for spec in study.analyses:
@@ -84,6 +138,10 @@ def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
             except SolverError as exc:
                 report.failed_analysis, report.message = spec.name, str(exc)
                 writer.close(complete=False)
+                if not output.exists():
+                    os.replace(partial, output)
+                else:
+                    report.output = partial
                 return report
         if study.checks:
             from postpro.checks import evaluate, rows_for_file
@@ -93,6 +151,11 @@ def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
             report.check_rows = rows
             writer.write_checks(rows_for_file(rows))
         writer.close(complete=True)
+        os.replace(partial, output)
+    except StudyError:
+        writer.close(complete=False)
+        partial.unlink(missing_ok=True)
+        raise
     except BaseException:
         writer.close(complete=False)
         raise

@@ -86,8 +86,9 @@ def archived_rows(path: Path) -> int | None:
 
 def test_a_killed_run_leaves_a_readable_running_file(tmp_path):
     (tmp_path / "chain.toml").write_text(chain_study(NODES, STEPS, EVERY), encoding="utf-8")
-    out = tmp_path / "chain.h5"
-    proc = subprocess.Popen([str(FEM), "run", "chain.toml", "--out", str(out), "--quiet"],
+    final = tmp_path / "chain.h5"
+    out = tmp_path / "chain.h5.partial"     # where a run writes until its file is complete
+    proc = subprocess.Popen([str(FEM), "run", "chain.toml", "--out", str(final), "--quiet"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     start = time.monotonic()
     first_size = None
@@ -116,6 +117,7 @@ def test_a_killed_run_leaves_a_readable_running_file(tmp_path):
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
 
+    assert not final.exists()                  # only a complete file takes the final name
     assert h5py.is_hdf5(out)
     with h5py.File(out, "r") as f:
         assert f.attrs["format"] == layout.FORMAT
