@@ -147,7 +147,8 @@ def check_float(value: Any, where: str, *, min=None, max=None, positive=False) -
         raise StudyError(f"{where}: must be finite, got {value}")
     if positive and value <= 0:
         raise StudyError(f"{where}: must be > 0, got {value:g}")
-    if min is not None and value < min:
+    if min is not None and (value < min or (min == 0 and math.copysign(1.0, value) < 0)):
+        # -0.0 carries a minus sign the user wrote: a non-negative quantity refuses it too
         raise StudyError(f"{where}: must be >= {min:g}, got {value:g}")
     if max is not None and value > max:
         raise StudyError(f"{where}: must be <= {max:g}, got {value:g}")

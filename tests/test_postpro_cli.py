@@ -726,8 +726,10 @@ def test_error_options(capsys, synthetic, v3, tmp_path):
                                                     "-c", "DY", "-c", "DZ")
     assert "no archived instant within the window [5, 6]" in _error(
         capsys, "series", v3, "-a", "newmark", "-n", "N3", "--start", "5", "--end", "6")
-    assert "expected a positive integer, got 0" in _error(capsys, "energy", synthetic, "-a",
-                                                          "shock", "--every", "0")
+    assert "argument --every: expected a positive integer, got 0" in _error(
+        capsys, "energy", synthetic, "-a", "shock", "--every", "0")
+    assert "argument --dpi: expected a positive integer, got 'many'" in _error(
+        capsys, "plot", v3, "--dpi", "many")
     assert "required: SUB" in _error(capsys)
 
 

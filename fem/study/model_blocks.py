@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from fem.errors import StudyError
@@ -92,7 +93,7 @@ def _per_direction(t: Table, key: str):
         values = check_float_list(value, t.key(key), length=(3, 6))
     else:
         values = [check_float(value, t.key(key))] * 3
-    if any(v < 0 for v in values):
+    if any(v < 0 or math.copysign(1.0, v) < 0 for v in values):
         raise t.error(key, f"values must be >= 0, got {value}")
     return tuple(values)
 
@@ -113,10 +114,7 @@ def _mass_like(t: Table, key: str):
         if np.linalg.eigvalsh(m).min() < -1e-12 * max(1.0, abs(m).max()):
             raise t.error(key, "the 3x3 matrix must be positive semi-definite")
         return rows
-    v = check_float(value, t.key(key))
-    if v < 0:
-        raise t.error(key, f"must be >= 0, got {v:g}")
-    return v
+    return check_float(value, t.key(key), min=0.0)
 
 
 def _discrete(t: Table, components) -> DiscreteSpec:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import csv
 import sys
 from contextlib import contextmanager
@@ -51,9 +53,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise PostproError(f"expected a positive integer, got '{text}'") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
     if value < 1:
-        raise PostproError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
 
 
