@@ -167,6 +167,7 @@ def build_model(study: Study, mesh: Mesh) -> Model:
     _check_singular(M, K, C, constraints, dofmap, mesh)
     loads = _loads(study, mesh, dofmap, M)
     u0, v0 = _initial(study, mesh, dofmap)
+    _check_initial_on_imposed(study, mesh, dofmap, constraints)
     return Model(mesh, dofmap, M, K, C, constraints, loads, u0, v0)
 
 
@@ -231,6 +232,27 @@ def _loads(study: Study, mesh: Mesh, dofmap: DofMap, M) -> dict[str, Load]:
             vector = sign * spec.g * (M @ r)
         loads[spec.name] = Load(spec.name, spec.kind, vector, fn)
     return loads
+
+
+def _check_initial_on_imposed(study: Study, mesh: Mesh, dofmap: DofMap, constraints):
+    """A non-zero initial value on a dof whose motion a constraint imposes would be
+    overridden: refuse it rather than ignore it. (Dofs tied by a linear relation take the
+    initial values given, which the relation must then hold.)"""
+    fixed = np.asarray(constraints.imposed, bool)
+    for spec in study.initial:
+        nodes = target_nodes(mesh, spec.targets, spec.where)
+        for key, values in (("displacement", spec.displacement), ("velocity", spec.velocity)):
+            for comp, value in values.items():
+                if value == 0.0:
+                    continue
+                dofs = np.asarray(dofmap.dof(nodes, comp))
+                bad = np.flatnonzero(fixed[dofs])
+                if len(bad):
+                    node = mesh.node_names[np.atleast_1d(nodes)[bad[0]]]
+                    raise StudyError(
+                        f"{spec.where}.{key}.{comp}: {comp} of node {node} is imposed by a "
+                        f"[[constraint]], so its initial {key} is that of the constraint; "
+                        f"leave it out of [[initial]]")
 
 
 def _initial(study: Study, mesh: Mesh, dofmap: DofMap):

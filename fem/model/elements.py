@@ -138,10 +138,11 @@ def add_discrete(mass: Triplets | None, stiffness: Triplets | None, damping: Tri
     """Add the terms of one ``[[discrete]]`` block on its SEG2 cells and point nodes
     (to the matrices whose triplets are given; None skips one)."""
     frames = None
+    if spec.frame == "local" and len(point_nodes):
+        raise StudyError(f"{spec.where}.frame: \"local\" needs SEG2 cells (their axis defines "
+                         f"the frame); this block targets POI1 cells or nodes, which have no "
+                         f"axis: give their values in the global frame")
     if spec.frame == "local" and len(seg_nodes):
-        if len(point_nodes):
-            raise StudyError(f"{spec.where}.frame: a local frame needs SEG2 cells; POI1 cells "
-                             f"or nodes are targeted too")
         frames = local_frames(coordinates, seg_nodes, spec.orientation, seg_names, spec.where)
     for values, target in ((spec.stiffness, stiffness), (spec.damping, damping)):
         if values is None or target is None:

@@ -1,0 +1,65 @@
+"""Models that used to run with a part of the input silently ignored are refused, naming the
+key: a local frame on POI1 cells (no axis defines it), a non-zero initial value on a dof a
+constraint sets."""
+
+import pytest
+
+from fem.cli import main
+
+STUDY = """\
+[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+Q = [1.0, 0.0, 0.0]
+[mesh.cells]
+S = {{ type = "POI1", nodes = ["P"] }}
+[model]
+components = ["DX", "DY"]
+[[discrete]]
+cells = ["S"]
+{frame}
+mass = 1.0
+stiffness = [1.0, 2.0, 3.0]
+[[discrete]]
+nodes = ["Q"]
+mass = 1.0
+stiffness = 1.0
+[[constraint]]
+nodes = ["Q"]
+DX = 0.0
+[[initial]]
+nodes = ["P", "Q"]
+{initial}
+[[analysis]]
+name = "modes"
+kind = "modes"
+count = 2
+"""
+
+
+def run(tmp_path, capsys, **parts):
+    (tmp_path / "s.toml").write_text(STUDY.format(**parts), encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"), "--quiet"])
+    return code, capsys.readouterr().err
+
+
+def test_the_valid_model_runs(tmp_path, capsys):
+    code, err = run(tmp_path, capsys, frame="", initial="displacement = { DY = 0.5 }")
+    assert code == 0, err
+
+
+def test_a_local_frame_on_poi1_cells_is_refused(tmp_path, capsys):
+    code, err = run(tmp_path, capsys, frame='frame = "local"', initial="velocity = { DY = 1.0 }")
+    assert code == 2 and not (tmp_path / "r.h5").exists()
+    assert err.startswith('error: discrete[1].frame: "local" needs SEG2 cells')
+
+
+@pytest.mark.parametrize("key", ["displacement", "velocity"])
+def test_an_initial_value_on_an_imposed_dof_is_refused(tmp_path, capsys, key):
+    code, err = run(tmp_path, capsys, frame="", initial=f"{key} = {{ DX = 0.5 }}")
+    assert code == 2 and not (tmp_path / "r.h5").exists()
+    assert err.startswith(f"error: initial[1].{key}.DX: DX of node Q is imposed by a [[constraint]]")
+
+
+def test_a_zero_initial_value_on_an_imposed_dof_is_accepted(tmp_path, capsys):
+    code, err = run(tmp_path, capsys, frame="", initial="velocity = { DX = 0.0, DY = 1.0 }")
+    assert code == 0, err
