@@ -68,9 +68,7 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
                 with np.errstate(all="ignore"):
                     W = np.ascontiguousarray(dyn.load_values(knots), np.float64)
                 if not np.isfinite(W).all():
-                    bad = int(np.where(~np.isfinite(W).all(axis=1))[0][0])
-                    raise SolverError(f"{scheme.label}: a load or imposed-motion function is "
-                                      f"not finite at t = {knots[bad]:.9g} s")
+                    raise SolverError(_not_finite(scheme.label, dyn, knots, W))
                 archive = np.ascontiguousarray(grid.archive[c0:c1 + 1], np.bool_).copy()
                 archive[0] = False
                 _run_chunk(scheme, Chunk(knots, W, archive, dt, load), sink, result)
@@ -146,6 +144,17 @@ def _drain(scheme, result):
         raise SolverError(f"{scheme.label}: more than {log.time.size} events of the links in "
                           f"one chunk of steps before t = {scheme.t:.9g} s (event storm)")
     log.count[0] = 0
+
+
+def _not_finite(label, dyn, knots, W) -> str:
+    """The first time column that is not finite: its function, the instant and the value."""
+    bad = int(np.where(~np.isfinite(W).all(axis=1))[0][0])
+    j = int(np.flatnonzero(~np.isfinite(W[bad]))[0])
+    fn, order = dyn.columns[j]
+    name = getattr(fn, "name", "") or "?"
+    what = {0: "", 1: "the rate of ", 2: "the second derivative of "}.get(order, "a derivative of ")
+    return (f"{label}: {what}function '{name}' is not finite at t = {knots[bad]:.9g} s "
+            f"({W[bad, j]:g}): a load or imposed motion must stay finite over the analysis")
 
 
 def _divergence(scheme) -> str:

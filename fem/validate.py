@@ -142,7 +142,11 @@ class Table:
 def check_float(value: Any, where: str, *, min=None, max=None, positive=False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise StudyError(f"{where}: expected a number, got {_describe(value)}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise StudyError(f"{where}: the integer is too large for a number of fem "
+                         f"({len(str(abs(value)))} digits; at most about 1.8e308)") from None
     if not math.isfinite(value):
         raise StudyError(f"{where}: must be finite, got {value}")
     if positive and value <= 0:

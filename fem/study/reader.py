@@ -24,7 +24,30 @@ def load_study(path) -> Study:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise StudyError(f"{path}: arrays or inline tables nested too deeply (a study needs "
+                         f"at most {MAX_DEPTH} levels)") from None
+    _check_depth(data, path)
     return parse_study(data, path=path.resolve(), source=source)
+
+
+#: the deepest nesting of tables and arrays a study may use
+MAX_DEPTH = 16
+
+
+def _check_depth(data, path):
+    """Refuse nesting no study needs (it would only exhaust the readers' recursion)."""
+    stack = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise StudyError(f"{path}: {where or 'the file'}: arrays or inline tables nested "
+                             f"deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k), depth + 1)
+                      for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i + 1}]", depth + 1) for i, v in enumerate(value)]
 
 
 def parse_study(data: dict, *, path: Path, source: str = "") -> Study:

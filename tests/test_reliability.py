@@ -1,6 +1,6 @@
-"""Models that used to run with a part of the input silently ignored are refused, naming the
-key: a local frame on POI1 cells (no axis defines it), a non-zero initial value on a dof a
-constraint sets."""
+"""Inputs that used to pass silently are refused, naming the key: a local frame on POI1 cells
+(no axis defines it), a non-zero initial value on a dof a constraint imposes; a load function
+that stops being finite ends the analysis naming the function and the instant."""
 
 import pytest
 
@@ -63,3 +63,43 @@ def test_an_initial_value_on_an_imposed_dof_is_refused(tmp_path, capsys, key):
 def test_a_zero_initial_value_on_an_imposed_dof_is_accepted(tmp_path, capsys):
     code, err = run(tmp_path, capsys, frame="", initial="velocity = { DX = 0.0, DY = 1.0 }")
     assert code == 0, err
+
+
+FORCED = """\
+[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["P"]
+mass = 1.0
+stiffness = 1.0
+[functions.surge]
+expression = "{expression}"
+[[load]]
+name = "push"
+nodes = ["P"]
+FX = 1.0
+function = "surge"
+[[analysis]]
+name = "run"
+kind = "transient"
+scheme = "newmark"
+end = 1.0
+step = 0.01
+"""
+
+
+@pytest.mark.parametrize("expression,when,value", [
+    ("exp(1000*t)", "0.71", "inf"),           # overflows past t = 0.7098
+    ("1/(t-0.5)", "0.5", "inf"),
+    ("log(t-1)", "0", "nan"),
+])
+def test_a_load_that_is_not_finite_stops_naming_the_function(tmp_path, capsys, expression, when,
+                                                             value):
+    (tmp_path / "s.toml").write_text(FORCED.format(expression=expression), encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err
+    assert err.startswith(f"error: analysis 'run': function 'surge' is not finite at "
+                          f"t = {when} s ({value})")
