@@ -73,12 +73,18 @@ def main(argv=None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:   # a postpro error has its own class; keep the CLI traceback-free
+        from postpro.cli import damaged
         from postpro.errors import PostproError
 
         if isinstance(exc, PostproError):
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INVALID
-        raise
+        if args.command == "info":
+            print(f"error: {damaged(args.results, exc)}", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"error: internal error of fem ({type(exc).__name__}: {exc}); the results "
+              f"file, if any, is marked \"failed\"", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
     return EXIT_OK
 
 

@@ -41,6 +41,7 @@ def main(argv=None) -> int:
         # 'fem post --help' is answered by fem's own parser: give this help another door
         parser().print_help()
         return common.EXIT_OK
+    args = None
     try:
         args = parser().parse_args(argv)
         return args.run(args)
@@ -58,6 +59,19 @@ def main(argv=None) -> int:
         where = f" '{exc.filename}'" if exc.filename else ""
         print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
         return common.EXIT_INVALID
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
+            MemoryError) as exc:
+        # what a results file damaged outside fem makes the readers meet
+        print(f"error: {damaged(getattr(args, 'results', None), exc)}", file=sys.stderr)
+        return common.EXIT_INVALID
+
+
+def damaged(path, exc: BaseException) -> str:
+    """One line for a results file the readers could not make sense of."""
+    name = f"'{path}'" if path else "the results file"
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return (f"{name} is damaged or was not written by fem ({type(exc).__name__}"
+            f"{': ' + detail[:200] if detail else ''})")
 
 
 if __name__ == "__main__":

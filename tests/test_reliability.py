@@ -103,3 +103,45 @@ def test_a_load_that_is_not_finite_stops_naming_the_function(tmp_path, capsys, e
     assert code == 3 and "Traceback" not in err
     assert err.startswith(f"error: analysis 'run': function 'surge' is not finite at "
                           f"t = {when} s ({value})")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("damaged")
+    (folder / "s.toml").write_text(FORCED.format(expression="sin(t)"), encoding="utf-8")
+    assert main(["run", str(folder / "s.toml"), "--out", str(folder / "r.h5"), "--quiet"]) == 0
+    return folder / "r.h5"
+
+
+def _damage(results, tmp_path, how):
+    import shutil
+
+    import h5py
+    import numpy as np
+
+    path = tmp_path / "d.h5"
+    shutil.copy(results, path)
+    with h5py.File(path, "r+") as f:
+        if how == "format_version":
+            f.attrs["format_version"] = "x"
+        elif how == "shape":
+            group = f["analyses/run"]
+            del group["displacement"]
+            group.create_dataset("displacement", data=np.array([1.0, 2.0]))
+    return path
+
+
+@pytest.mark.parametrize("how", ["format_version", "shape"])
+@pytest.mark.parametrize("command", [["info"], ["post", "series", "-a", "run", "-n", "P", "-c",
+                                                 "DX"]])
+def test_a_damaged_results_file_is_a_one_line_error(results, tmp_path, capsys, how, command):
+    path = _damage(results, tmp_path, how)
+    argv = command[:1] + (command[1:2] + [str(path)] + command[2:] if len(command) > 1
+                          else [str(path)])
+    code = main(argv)
+    err = capsys.readouterr().err
+    if how == "shape" and command == ["info"]:
+        assert code == 0              # fem info reads attributes only
+        return
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"error: '{path}' is damaged or was not written by fem (")
