@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a study file and write its results (HDF5)")
     run.add_argument("study", help="study file (TOML)")
     run.add_argument("--out", "-o", help="results file (default: [output] file of the study)")
+    run.add_argument("--max-steps", type=_step_count, default=None, metavar="N",
+                     help="most time steps a transient analysis may take (default 1e9)")
     for q in (run,):
         q.add_argument("--quiet", "-q", action="store_true", help="print errors only")
         q.add_argument("--verbose", "-v", action="store_true", help="print each analysis")
@@ -38,6 +40,18 @@ def _parser() -> argparse.ArgumentParser:
                           add_help=False)
     post.add_argument("args", nargs=argparse.REMAINDER)
     return p
+
+
+def _step_count(text: str) -> int:
+    """argparse type of --max-steps: a positive integer, also written 1e9."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of steps, got '{text}'") from None
+    if not (1 <= value < 1e18) or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number of steps from 1 to 1e18, "
+                                         f"got {text}")
+    return int(value)
 
 
 def main(argv=None) -> int:
@@ -98,7 +112,8 @@ def _run(args) -> int:
         else:
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning
-        report = run_study(args.study, args.out, log=log, progress=not args.quiet)
+        report = run_study(args.study, args.out, log=log, progress=not args.quiet,
+                           max_steps=args.max_steps)
     if report.failed_analysis:
         print(f"error: {report.message}", file=sys.stderr)
         print(f"results (incomplete): {report.output}", file=sys.stderr)

@@ -14,6 +14,7 @@ from fem.analyses.link_checks import check_analysis_links, check_links
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
 from fem.study import Study, load_study
+from fem.study.specs import step_limit
 
 
 @dataclass
@@ -101,17 +102,24 @@ def check_output(output: Path, study: Study):
                                  f"(give another results file with --out or [output] file)")
 
 
-def run_study(path, out=None, *, log=None, progress: bool = False) -> RunReport:
+def run_study(path, out=None, *, log=None, progress: bool = False,
+              max_steps: int | None = None) -> RunReport:
     """Run every analysis of the study at ``path``; see :class:`RunReport`.
 
-    The results go to ``NAME.partial`` next to the output NAME, renamed NAME once complete,
-    so that an existing NAME is only ever replaced by a complete file. A study refused
-    during the run (StudyError) leaves no file. An analysis that fails (SolverError) leaves
-    its file marked "failed": as NAME when there was no NAME, as NAME.partial otherwise (the
-    report's ``output`` says which).
+    ``max_steps``: the most time steps a transient analysis may take (default
+    ``fem.study.specs.MAX_STEPS``). The results go to ``NAME.partial`` next to the output
+    NAME, renamed NAME once complete, so that an existing NAME is only ever replaced by a
+    complete file. A study refused during the run (StudyError) leaves no file. An analysis
+    that fails (SolverError) leaves its file marked "failed": as NAME when there was no NAME,
+    as NAME.partial otherwise (the report's ``output`` says which).
     """
     log = log or (lambda msg: None)
-    study, model = prepare(path)
+    token = step_limit.set(int(max_steps)) if max_steps else None
+    try:
+        study, model = prepare(path)
+    finally:
+        if token is not None:
+            step_limit.reset(token)
     output = Path(out) if out else study.output
     check_output(output, study)
     partial = partial_path(output)

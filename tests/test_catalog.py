@@ -243,7 +243,7 @@ def test_step_is_required_by_the_schemes_that_need_it(tmp_path, row):
 @pytest.mark.parametrize("basis, scheme, lines, message", [
     ("physical", "hht", "alpha = -0.5", "analysis[1].alpha: must be >= -0.333333, got -0.5"),
     ("physical", "newmark", "gamma = 1.5", "analysis[1].gamma: must be <= 1, got 1.5"),
-    ("modal", "rk32", "tolerance = 0.0", "analysis[2].tolerance: must be > 0, got 0"),
+    ("modal", "rk32", "tolerance = 0.0", "analysis[2].tolerance: must be >= 1e-14, got 0"),
     ("physical", "newmark", 'initial_acceleration = "rest"',
      'analysis[1].initial_acceleration: unknown value "rest" (expected one of: equilibrium, '
      'zero)'),

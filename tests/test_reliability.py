@@ -145,3 +145,47 @@ def test_a_damaged_results_file_is_a_one_line_error(results, tmp_path, capsys, h
         return
     assert code == 2 and "Traceback" not in err
     assert err.startswith(f"error: '{path}' is damaged or was not written by fem (")
+
+
+def test_max_steps_sets_the_limit_of_a_run(tmp_path, capsys):
+    text = FORCED.format(expression="sin(t)").replace("step = 0.01", "step = 1e-4")
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    out = tmp_path / "r.h5"
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--max-steps", "1000"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert err.startswith("error: analysis[1].step: 0.0001 s makes 1e+04 steps over the "
+                          "analysis (at most 1e+03; fem run --max-steps sets another limit)")
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--max-steps", "1e4",
+                 "--quiet"]) == 0
+    assert out.exists()
+
+
+def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
+    text = """\
+[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["P"]
+mass = 1.0
+stiffness = 1.0
+[[analysis]]
+name = "m"
+kind = "modes"
+count = 1
+[[analysis]]
+name = "r"
+kind = "transient"
+basis = "modal"
+modes = "m"
+scheme = "rk54"
+end = 1.0
+tolerance = 1e-16
+"""
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    assert code == 2 and not (tmp_path / "r.h5").exists()
+    assert capsys.readouterr().err.startswith(
+        "error: analysis[2].tolerance: must be >= 1e-14, got 1e-16")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fem.errors import StudyError
 from fem import catalog
-from fem.study.specs import ANALYSIS_KINDS, FIELDS, MAX_STEPS, AnalysisSpec
+from fem.study.specs import ANALYSIS_KINDS, FIELDS, AnalysisSpec, step_limit
 from fem.validate import Table, check_float_list
 
 
@@ -97,17 +97,19 @@ def _transient(t: Table, p: dict, loads, links):
             raise StudyError(f"{t.key('steps')}[{len(p['steps'])}].until: the last segment must "
                              f"end at end = {p['end']:g}, got {prev:g}")
         count = sum(c for _, c in p["steps"])
-        if count > MAX_STEPS:
-            raise t.error("steps", f"{count} steps in all (at most {MAX_STEPS:.0e})")
+        if count > step_limit.get():
+            raise t.error("steps", f"{count} steps in all (at most {step_limit.get():.0e}; "
+                                   f"fem run --max-steps sets another limit)")
     elif t.has("step"):
         p["step"] = t.float("step", positive=True)
         if p["step"] > p["end"] - p["start"]:
             raise t.error("step", f"{p['step']:g} s is longer than the analysis "
                                   f"({p['end'] - p['start']:g} s)")
         count = (p["end"] - p["start"]) / p["step"]
-        if count > MAX_STEPS:
+        if count > step_limit.get():
             raise t.error("step", f"{p['step']:g} s makes {count:.3g} steps over the analysis "
-                                  f"(at most {MAX_STEPS:.0e})")
+                                  f"(at most {step_limit.get():.0e}; fem run --max-steps sets "
+                                  f"another limit)")
     elif row.needs_step:
         raise t.missing("step", f"missing (required for scheme '{scheme}'; or give steps)")
     p["loads"] = _loads_subset(t, loads)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,8 +14,11 @@ FIELDS = ("displacement", "velocity", "acceleration")
 
 ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic")
 LINK_KINDS = ("shock", "impact")
-#: most time steps one transient analysis may take (its time grid is held in memory)
-MAX_STEPS = 10**8
+#: most time steps one transient analysis may take by default (its time grid is held in
+#: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run
+MAX_STEPS = 10**9
+#: the limit in force (set for one run by ``fem.run.run_study``)
+step_limit: ContextVar[int] = ContextVar("step_limit", default=MAX_STEPS)
 
 
 @dataclass(frozen=True)
