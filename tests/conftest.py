@@ -170,3 +170,19 @@ mass = {m}
 nodes = ["A"]
 DX = 0.0
 {analysis}"""
+
+
+# hypothesis: a light profile for the suite, a deep one for local runs
+# (HYPOTHESIS_PROFILE=deep python -m pytest tests/test_hostile_inputs.py)
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", max_examples=40, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow,
+                                                     HealthCheck.function_scoped_fixture])
+    settings.register_profile("deep", max_examples=2000, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow,
+                                                     HealthCheck.function_scoped_fixture])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:      # hypothesis is a test dependency; its tests skip without it
+    pass
