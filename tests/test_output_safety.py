@@ -13,6 +13,7 @@ import pytest
 from fem.cli import main
 from fem.errors import StudyError
 from postpro import layout
+from test_cli import DIVERGING
 
 OSCILLATOR = """\
 [mesh]
@@ -48,26 +49,6 @@ FINSF
 FIN
 """
 
-DIVERGING = """\
-[mesh.nodes]
-N1 = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["N1"]
-mass = 1.0
-stiffness = 1.0e4
-[[load]]
-name = "kick"
-nodes = ["N1"]
-FX = 1.0
-[[analysis]]
-name = "blowup"
-kind = "transient"
-scheme = "central_difference"
-end = 30.0
-step = 0.06
-"""
 
 
 @pytest.fixture

@@ -189,3 +189,56 @@ tolerance = 1e-16
     assert code == 2 and not (tmp_path / "r.h5").exists()
     assert capsys.readouterr().err.startswith(
         "error: analysis[2].tolerance: must be >= 1e-14, got 1e-16")
+
+
+@pytest.mark.parametrize("name", ["sparse_tags_22.msh", "sparse_tags_41.msh"])
+def test_gmsh_cells_sit_on_the_nodes_of_their_tags(tmp_path, capsys, name):
+    """Nodes tagged 30, 10, 20 in that order; SEG2 99 = (20, 30), POI1 7 = (30), SEG2 3 =
+    (10, 20): nodes are named by tag and each cell joins the nodes its tags name."""
+    import shutil
+
+    import h5py
+    import numpy as np
+
+    from fem.mesh import read
+
+    from conftest import ROOT
+    source = ROOT / "tests" / "data" / name
+    mesh = read(source)
+    names = mesh.node_names
+    segs = {frozenset(names[i] for i in c if i >= 0)
+            for c, k in zip(mesh.connectivity, mesh.cell_type) if k == 2}
+    points = [names[c[0]] for c, k in zip(mesh.connectivity, mesh.cell_type) if k == 1]
+    assert sorted(names) == ["N10", "N20", "N30"]
+    assert segs == {frozenset({"N10", "N20"}), frozenset({"N20", "N30"})}
+    assert points == ["N30"]
+    # and in a model: springs of 100 N/m, 1 kg on N20 (by name) and on the TIP point cell
+    shutil.copy(source, tmp_path / name)
+    (tmp_path / "s.toml").write_text(f"""
+[mesh]
+file = "{name}"
+[model]
+components = ["DX"]
+[[discrete]]
+cell_groups = ["SPRINGS"]
+stiffness = 100.0
+[[discrete]]
+nodes = ["N20"]
+mass = 1.0
+[[discrete]]
+cell_groups = ["TIP"]
+mass = 1.0
+[[constraint]]
+nodes = ["N10"]
+DX = 0.0
+[[analysis]]
+name = "modes"
+kind = "modes"
+count = 2
+""", encoding="utf-8")
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"),
+                 "--quiet"]) == 0, capsys.readouterr().err
+    with h5py.File(tmp_path / "r.h5") as f:
+        freq = f["analyses/modes/frequency"][:]
+    omega2 = 100.0 * np.array([(3 - 5 ** 0.5) / 2, (3 + 5 ** 0.5) / 2])
+    np.testing.assert_allclose((2 * np.pi * freq) ** 2, omega2, rtol=1e-10)

@@ -1,7 +1,9 @@
 """Reader of every format meshio reads (gmsh, MED, Abaqus, VTK/VTU, XDMF...), as a `Mesh`.
 
 Names follow code_aster's convention for unnamed entities: nodes ``N1..Nn`` by
-point index, cells ``M1..Mc`` in file order. meshio ``vertex`` cells become
+point index, cells ``M1..Mc`` in the order meshio gives them (by cell type, then file
+order). The nodes of an ASCII gmsh file (MSH 2.2 or 4.1) are named by their tags instead,
+``N<tag>``, so that sparse or shuffled tags keep the names the user sees in gmsh. meshio ``vertex`` cells become
 POI1, ``line`` cells SEG2; any other cell type is refused.
 
 Groups are taken from whatever the format stores:
@@ -66,10 +68,51 @@ def read(path) -> Mesh:
         said = said or chatter.getvalue() or type(exc).__name__
         message = " ".join(said.replace("Error:", " ").split())
         raise MeshError(f"cannot read mesh file {path}: {message}") from None
-    return from_meshio(mesh, str(path))
+    names = None
+    if path.suffix.lower() == ".msh":
+        tags = gmsh_node_tags(path)
+        if tags is not None and len(tags) == len(mesh.points):
+            names = [f"N{t}" for t in tags]
+    return from_meshio(mesh, str(path), node_names=names)
 
 
-def from_meshio(mesh, source: str = "inline") -> Mesh:
+def gmsh_node_tags(path) -> list[int] | None:
+    """The node tags of an ASCII gmsh file (MSH 2.2 or 4.1) in file order (the order of
+    meshio's points); None for a binary file or another version."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = iter(f)
+            version = None
+            for line in lines:
+                word = line.strip()
+                if word == "$MeshFormat":
+                    head = next(lines).split()
+                    if len(head) < 2 or head[1] != "0":
+                        return None                  # binary
+                    version = head[0]
+                elif word == "$Nodes":
+                    if version is None:
+                        return None
+                    if version.startswith("2"):
+                        count = int(next(lines).split()[0])
+                        return [int(next(lines).split()[0]) for _ in range(count)]
+                    if version.startswith("4"):
+                        blocks = int(next(lines).split()[0])
+                        tags: list[int] = []
+                        for _ in range(blocks):
+                            count = int(next(lines).split()[3])
+                            block = [int(next(lines).split()[0]) for _ in range(count)]
+                            for _ in range(count):
+                                next(lines)
+                            tags += block
+                        return tags
+                    return None
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return None
+
+
+def from_meshio(mesh, source: str = "inline", node_names=None) -> Mesh:
     """Convert a ``meshio.Mesh`` into a `Mesh`.
 
     Parameters
@@ -78,6 +121,8 @@ def from_meshio(mesh, source: str = "inline") -> Mesh:
         Points (n, d) with d <= 3, in m; cell blocks of type ``vertex`` or ``line``.
     source : str
         File name used in the mesh and in error messages.
+    node_names : list of str, optional
+        Names of the points (default ``N1..Nn``).
 
     Returns
     -------
@@ -121,7 +166,8 @@ def from_meshio(mesh, source: str = "inline") -> Mesh:
         nodes = connectivity[cell_groups[name]].ravel()
         node_groups[name] = np.unique(nodes[nodes >= 0])
 
-    return Mesh(node_names=[f"N{i + 1}" for i in range(n)], coordinates=coordinates,
+    names = node_names if node_names is not None else [f"N{i + 1}" for i in range(n)]
+    return Mesh(node_names=names, coordinates=coordinates,
                 cell_names=[f"M{i + 1}" for i in range(len(cell_type))],
                 cell_type=cell_type, connectivity=connectivity,
                 node_groups=node_groups, cell_groups=cell_groups, source=source)
