@@ -105,9 +105,14 @@ def _string(path, value, _key=None):
 def _number(path, value, _key=None):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CheckSpecError(f"{path}: expected a number, got {_describe(value)}")
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:
+        raise CheckSpecError(f"{path}: the integer is too large for a number "
+                             f"({len(str(abs(value)))} digits)") from None
+    if not math.isfinite(number):
         raise CheckSpecError(f"{path}: expected a finite number, got {_describe(value)}")
-    return float(value)
+    return number
 
 
 def _positive_number(path, value, _key=None):

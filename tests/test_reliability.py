@@ -242,3 +242,24 @@ count = 2
         freq = f["analyses/modes/frequency"][:]
     omega2 = 100.0 * np.array([(3 - 5 ** 0.5) / 2, (3 + 5 ** 0.5) / 2])
     np.testing.assert_allclose((2 * np.pi * freq) ** 2, omega2, rtol=1e-10)
+
+
+HUGE = "1" + "0" * 420
+
+
+@pytest.mark.parametrize("change,message", [
+    (('expression = "{expression}"', f"table = [[0.0, {HUGE}], [1.0, 0.0]]"),
+     "functions.surge.table: row 1: an integer too large for a number"),
+    (("step = 0.01", f'step = 0.01\n[[check]]\nanalysis = "run"\ntime = {HUGE}\nnode = "P"\n'
+                     f'component = "DX"\nquantity = "displacement"\nreference = 0.0\n'
+                     f'tolerance = 1.0'),
+     "check[1].time: the integer is too large for a number (421 digits)"),
+])
+def test_integers_too_large_anywhere_are_one_line_errors(tmp_path, capsys, change, message):
+    text = FORCED.format(expression="sin(t)").replace('expression = "sin(t)"',
+                                                      'expression = "{expression}"')
+    text = text.replace(*change).replace("{expression}", "sin(t)")
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    assert code == 2 and not (tmp_path / "r.h5").exists()
+    assert capsys.readouterr().err.startswith(f"error: {message}")

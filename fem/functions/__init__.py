@@ -77,8 +77,11 @@ def _table_rows(name: str, rows) -> tuple[list[float], list[float]]:
         if not (isinstance(row, (list, tuple)) and len(row) == 2 and all(map(_is_real, row))):
             raise FunctionError(f"{key}: row {i} must be a pair of numbers [t, value] "
                                 f"(got {row!r})")
-        times.append(float(row[0]))
-        values.append(float(row[1]))
+        try:
+            times.append(float(row[0]))
+            values.append(float(row[1]))
+        except OverflowError:
+            raise FunctionError(f"{key}: row {i}: an integer too large for a number") from None
     return times, values
 
 
