@@ -93,13 +93,21 @@ def partial_path(output: Path) -> Path:
 def check_output(output: Path, study: Study):
     """Refuse an output that is a folder or that resolves (links and relative paths alike)
     to a file the study reads: fem never overwrites an input."""
-    if output.is_dir():
-        raise StudyError(f"output: {output} is a directory")
-    for target in (output, partial_path(output)):
-        for path, what in input_files(study):
-            if _same_file(target, path):
-                raise StudyError(f"output: {output} is {what}; fem never overwrites an input "
-                                 f"(give another results file with --out or [output] file)")
+    try:
+        if output.is_dir():
+            raise StudyError(f"output: {output} is a directory")
+        for target in (output, partial_path(output)):
+            if target.exists() and not target.is_file():
+                # a device, a pipe, a socket: renaming a results file onto it would replace it
+                raise StudyError(f"output: {target} exists and is not a regular file (a "
+                                 f"device, pipe or socket); give a results file path")
+            for path, what in input_files(study):
+                if _same_file(target, path):
+                    raise StudyError(f"output: {output} is {what}; fem never overwrites an "
+                                     f"input (give another results file with --out or [output] "
+                                     f"file)")
+    except OSError as exc:
+        raise StudyError(f"output: {output}: {exc.strerror or exc}") from None
 
 
 def run_study(path, out=None, *, log=None, progress: bool = False,

@@ -154,3 +154,21 @@ def test_an_unwritable_output_is_a_clear_error(case, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert err.startswith("error: output: cannot write")
+
+
+def test_an_output_that_is_not_a_regular_file_is_refused(case, capsys):
+    fifo = case / "pipe.h5"
+    os.mkfifo(fifo)
+    code = main(["run", str(case / "study.toml"), "--out", str(fifo)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"error: output: {fifo} exists and is not a regular file")
+    assert fifo.is_fifo() and not (case / "pipe.h5.partial").exists()
+
+
+def test_a_name_too_long_is_a_clear_error(case, capsys):
+    out = case / ("x" * 300 + ".h5")
+    code = main(["run", str(case / "study.toml"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("error: output: ") and "too long" in err.lower()
