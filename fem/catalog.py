@@ -116,7 +116,7 @@ _VELOCITY = Key(
     doc='archived velocity: "step" (default) the velocity at the archived instant, '
         'second-order accurate; "half_step" the velocity of the step that ends there, '
         "(u_n - u_n-1) / dt, the one code_aster's DIFF_CENTRE archives")
-_TOLERANCE = Key("tolerance", float, 1e-6, low=1e-14, high=0.1,
+_TOLERANCE = Key("tolerance", float, 1e-6, low=1e-14,
                  doc="accuracy target of the step control (default 1e-6; 1e-14 at the "
                      "finest: below, round-off outweighs the error it controls)")
 _MAX_STEP = Key("max_step", float, None, positive=True,

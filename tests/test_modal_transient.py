@@ -594,8 +594,9 @@ def test_static_correction_of_a_truncated_basis(run_toml):
     ('[[analysis]]\nname = "phys"\nkind = "transient"\nend = 1.0\nstep = 1e-3\n'
      + modal("a", "rk54", "", modes="phys"),
      "analysis[3].modes: analysis 'phys' is of kind transient, not modes"),
-    (modal("a", "rk54", "tolerance = 0.0"), "analysis[2].tolerance: must be > 0, got 0"),
-    (modal("a", "rk32", "tolerance = -1e-5"), "analysis[2].tolerance: must be > 0, got -1e-05"),
+    (modal("a", "rk54", "tolerance = 0.0"), "analysis[2].tolerance: must be >= 1e-14, got 0"),
+    (modal("a", "rk32", "tolerance = -1e-5"),
+     "analysis[2].tolerance: must be >= 1e-14, got -1e-05"),
     (modal("a", "rk54", 'damping = "modal"\nmodal_damping = [0.01, 0.02]'),
      "analysis[2].modal_damping: 2 damping ratio(s) for 6 modes (give one ratio per mode)"),
     (modal("a", "rk54", 'modal_damping = [0.01, 0.02, 0.01, 0.01, 0.01, 0.01]'),
