@@ -163,7 +163,12 @@ def run_study(path, out=None, *, log=None, progress: bool = False,
             from postpro.checks import evaluate, rows_for_file
             from postpro.results import Results
 
-            rows = evaluate(Results.from_h5(writer.file), list(study.checks))
+            from postpro.errors import PostproError
+
+            try:
+                rows = evaluate(Results.from_h5(writer.file), list(study.checks))
+            except PostproError as exc:
+                raise StudyError(str(exc).replace(str(partial), str(output))) from None
             report.check_rows = rows
             writer.write_checks(rows_for_file(rows))
         writer.close(complete=True)

@@ -2,6 +2,8 @@
 (no axis defines it), a non-zero initial value on a dof a constraint imposes; a load function
 that stops being finite ends the analysis naming the function and the instant."""
 
+import math
+
 import pytest
 
 from fem.cli import main
@@ -263,3 +265,62 @@ def test_integers_too_large_anywhere_are_one_line_errors(tmp_path, capsys, chang
     code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
     assert code == 2 and not (tmp_path / "r.h5").exists()
     assert capsys.readouterr().err.startswith(f"error: {message}")
+
+
+CHECKED = """\
+[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["P"]
+mass = 1.0
+stiffness = 1.0
+[[initial]]
+nodes = ["P"]
+velocity = {{ DX = 1.0 }}
+[[analysis]]
+name = "run"
+kind = "transient"
+scheme = "newmark"
+end = 1.0
+{grid}
+[[check]]
+analysis = "run"
+time = {time}
+node = "P"
+component = "DX"
+quantity = "displacement"
+reference = {reference}
+tolerance = 1e-4
+"""
+
+
+def test_a_check_at_an_instant_that_will_not_be_archived_is_refused_up_front(tmp_path, capsys):
+    text = CHECKED.format(grid="step = 0.01\narchive = { every = 10 }", time=0.15,
+                          reference=math.sin(0.15))
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    assert code == 2 and not list(tmp_path.glob("r.h5*"))
+    assert capsys.readouterr().err.startswith(
+        "error: check[1].time: 0.15 s will not be archived by analysis 'run' (nearest archived "
+        "instants: 0.1 and 0.2 s)")
+    # at an archived instant, or interpolated, the same check runs (u = sin t)
+    for time, extra in ((0.2, ""), (0.15, "\ninterpolate = true")):
+        (tmp_path / "s.toml").write_text(CHECKED.format(
+            grid="step = 0.01\narchive = { every = 10 }", time=time,
+            reference=math.sin(time)) + extra, encoding="utf-8")
+        tolerance_ok = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"),
+                             "--quiet"])
+        assert tolerance_ok in (0, 1)
+
+
+def test_a_check_the_run_cannot_read_leaves_no_file(tmp_path, capsys):
+    """With steps = [...] the archived instants are only known after the run."""
+    grid = "steps = [ { until = 1.0, count = 10 } ]"
+    (tmp_path / "s.toml").write_text(CHECKED.format(grid=grid, time=0.15,
+                                                    reference=math.sin(0.15)), encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    err = capsys.readouterr().err
+    assert code == 2 and not list(tmp_path.glob("r.h5*"))
+    assert "time 0.15 s is not archived" in err and f"'{tmp_path / 'r.h5'}'" in err

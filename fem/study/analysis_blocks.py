@@ -3,6 +3,8 @@ checks across analyses, and the ``[[check]]`` blocks."""
 
 from __future__ import annotations
 
+import math
+
 from fem.errors import StudyError
 from fem import catalog
 from fem.study.specs import ANALYSIS_KINDS, FIELDS, AnalysisSpec, step_limit
@@ -267,4 +269,31 @@ def _checks(raw, analyses):
                                                                          a.params["end"]):
             raise StudyError(f"check[{i + 1}].time: {s.time:g} s is outside analysis "
                              f"'{a.name}' [{a.params['start']:g}, {a.params['end']:g}] s")
+        if s.time is not None and a.kind == "transient" and not s.interpolate:
+            nearest = _unarchived(a.params, s.time)
+            if nearest is not None:
+                raise StudyError(f"check[{i + 1}].time: {s.time:.12g} s will not be archived by "
+                                 f"analysis '{a.name}' (nearest archived instants: "
+                                 f"{nearest[0]:.12g} and {nearest[1]:.12g} s); check an archived "
+                                 f"instant, archive this one (archive.times) or set "
+                                 f"interpolate = true")
     return specs
+
+
+def _unarchived(p: dict, t: float):
+    """(before, after) archived instants around t when a uniform grid with archive.every
+    will not archive t; None when it will, or when the instants are not known before the run
+    (archive.times lands on its instants; steps and adaptive grids are left to the run)."""
+    step = p.get("step")
+    every = p.get("archive", {}).get("every")
+    if step is None or every is None or p.get("steps"):
+        return None
+    start, end = p["start"], p["end"]
+    spacing = step * every
+    tol = 1e-9 * step + 4 * abs(t) * 2.2e-16
+    k = (t - start) / spacing
+    before = start + math.floor(k + 1e-9) * spacing
+    after = min(before + spacing, end)
+    if abs(t - before) <= tol or abs(t - after) <= tol or abs(t - end) <= tol:
+        return None
+    return before, after
