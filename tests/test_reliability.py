@@ -67,7 +67,8 @@ def test_a_zero_initial_value_on_an_imposed_dof_is_accepted(tmp_path, capsys):
     assert code == 0, err
 
 
-FORCED = """\
+#: a mass of 1 kg on a spring of 1 N/m along X, the start of the studies below
+ONE_DOF = """\
 [mesh.nodes]
 P = [0.0, 0.0, 0.0]
 [model]
@@ -76,6 +77,10 @@ components = ["DX"]
 nodes = ["P"]
 mass = 1.0
 stiffness = 1.0
+"""
+
+
+FORCED = ONE_DOF + """\
 [functions.surge]
 expression = "{expression}"
 [[load]]
@@ -164,15 +169,7 @@ def test_max_steps_sets_the_limit_of_a_run(tmp_path, capsys):
 
 
 def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
-    text = """\
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = 1.0
-stiffness = 1.0
+    text = ONE_DOF + """\
 [[analysis]]
 name = "m"
 kind = "modes"
@@ -267,15 +264,7 @@ def test_integers_too_large_anywhere_are_one_line_errors(tmp_path, capsys, chang
     assert capsys.readouterr().err.startswith(f"error: {message}")
 
 
-CHECKED = """\
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = 1.0
-stiffness = 1.0
+CHECKED = ONE_DOF + """\
 [[initial]]
 nodes = ["P"]
 velocity = {{ DX = 1.0 }}
