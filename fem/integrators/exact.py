@@ -62,7 +62,8 @@ class ExactScheme(Scheme):
     adaptive = False
 
     def check_resolution(self, step: float):
-        """Stiff contacts are tested where the step operators are formed."""
+        """No step to test: each phase is tested by ``_resolvable`` (the steps of 4 / omega
+        it would take to follow) when it is entered."""
 
     def __init__(self, dynamics, links, *, name="exact", events="locate", label="analysis"):
         super().__init__(dynamics, links, name=name, events="locate", label=label)
