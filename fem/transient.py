@@ -24,7 +24,7 @@ from fem.links.columns import NV
 
 #: a chunk holds at most this many float64 values per archived field
 CHUNK_VALUES = 4_000_000
-MAX_CHUNK_STEPS = 8192
+MAX_CHUNK_STEPS = 65536
 
 
 class Result:

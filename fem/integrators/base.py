@@ -22,6 +22,8 @@ time and calls, in this order:
   t_end) until it lands on the crossing, ``accept(out, row)`` (take the trial step, archive
   what it covers), changes the link modes, and ``restart()`` (acceleration and history after a
   change of modes); the driver then calls ``advance`` again, which goes on from there;
+* FULL: the archive rows ``out`` or the event log are full; the driver empties them and
+  calls ``advance`` again;
 * DIVERGED (a coordinate not finite or beyond ``kernels.DIVERGENCE_LIMIT``) or NOT_SETTLED
   (an implicit step found no consistent link modes): the driver stops the analysis.
 
@@ -46,8 +48,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from fem.errors import SolverError
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, crossed, diverged, make_buffers,
-                                     make_log, record_changes)
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
+                                     make_buffers, make_log, record_changes)
 from fem.links.columns import (BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, KT, LAM, MODE, MU, NP,
                                NV, RIGID)
 
@@ -268,6 +270,9 @@ class Scheme:
         status, i, row = self.run_steps(self.i, k, ch.times, ch.dt, ch.W, ch.archive, out, row)
         if status == DONE:
             self.i, self.t, self.w = k, float(ch.times[k]), ch.W[k]
+        elif status == FULL:
+            # steps up to i taken; the driver empties the event log and calls again
+            self.i, self.t, self.w = i, float(ch.times[i]), ch.W[i]
         else:
             self.i = i - 1
             self.t, self.w = float(ch.times[i - 1]), ch.W[i - 1]

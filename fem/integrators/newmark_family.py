@@ -28,294 +28,19 @@ changes. Central differences archive the velocity at the step, or with ``velocit
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
-from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, NOT_SETTLED,
-                                     archive_row, archive_row_of, close_energy_inline, crossed,
-                                     csr_product, diverged, dof_powers, frozen_modes,
-                                     record_changes, record_changes_of, state_arrays, state_at)
-from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable, solve_links
-from fem.linalg import Factor, banded_solve_into, csr_matvec_add
-
-
-
-class StepOperators(NamedTuple):
-    """Per step size: the factor of S (band, perm), or on a modal basis S^-1 itself (inv:
-    (n,) when S is diagonal, (n, n) otherwise; kind 1 diagonal, 2 dense, 0 banded factor);
-    Z = S^-1 L^T (CSC parts) and W = L Z."""
-    band: np.ndarray
-    perm: np.ndarray
-    Zd: np.ndarray
-    Zi: np.ndarray
-    Zp: np.ndarray
-    Wl: np.ndarray
-    kind: int
-    diag_inv: np.ndarray
-    dense_inv: np.ndarray
-    SK: np.ndarray
-    SC: np.ndarray
-    SB: np.ndarray
-
-
-class Coefficients(NamedTuple):
-    beta: float
-    gamma: float
-    alpha: float
-
-
-class Work(NamedTuple):
-    """Scratch arrays of a step: predictors and right-hand side (n,), the link unknowns and
-    residuals (3 m,), the Jacobian of the link system, and the flags of imposed modes."""
-    ut: np.ndarray
-    vt: np.ndarray
-    rhs: np.ndarray
-    xs: np.ndarray
-    Dut: np.ndarray
-    Dvt: np.ndarray
-    Da0: np.ndarray
-    y: np.ndarray
-    d: np.ndarray
-    dd: np.ndarray
-    R: np.ndarray
-    g: np.ndarray
-    Law: np.ndarray
-    Jd: np.ndarray
-    Jv: np.ndarray
-    Jac: np.ndarray
-    z: np.ndarray
-    bonded: np.ndarray
-    rhs_l: np.ndarray
-    res_l: np.ndarray
-    quad: np.ndarray
-    flags: np.ndarray
-    mask: np.ndarray
-
-
-# --------------------------------------------------------------------------- formulas
-@numba.njit(cache=True, nogil=True, inline="always")
-def predict(u, v, a, dt, beta, gamma):
-    """The Newmark predictors (u~, v~) of one coordinate."""
-    return u + dt * v + dt * dt * (0.5 - beta) * a, v + dt * (1.0 - gamma) * a
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def advance_state(ut, vt, a, dt, beta, gamma):
-    """u_n+1, v_n+1 of one coordinate from the predictors and a_n+1."""
-    return ut + beta * dt * dt * a, vt + gamma * dt * a
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _predict(dt, co, ops, W, i, s0, wk):
-    """Predictors and the right-hand side r of S a_n+1 = r (loads W[i - 1] -> W[i])."""
-    x, v, a = s0.x, s0.v, s0.a
-    ut, vt, rhs = wk.ut, wk.vt, wk.rhs
-    B = ops.B
-    n = x.size
-    nb = B.shape[1]
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
-    for j in range(n):
-        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
-        rhs[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, ut, -s, rhs)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, vt, -s, rhs)
-    if alpha != 0.0:
-        csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, alpha, rhs)
-        csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, alpha, rhs)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _predict_diagonal(dt, co, ops, W, i, s0, wk, inv, a1):
-    """``_predict`` and the solve for diagonal K, C and S: one pass over the coordinates."""
-    x, v, a = s0.x, s0.v, s0.a
-    ut, vt = wk.ut, wk.vt
-    B, kd, cd = ops.B, ops.Kdiag, ops.Cdiag
-    nb = B.shape[1]
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
-    for j in range(x.size):
-        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
-        f -= s * (kd[j] * ut[j] + cd[j] * vt[j])
-        if alpha != 0.0:
-            f += alpha * (kd[j] * x[j] + cd[j] * v[j])
-        a1[j] = inv[j] * f
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
-    """``_predict`` and the solve with S^-1 K, S^-1 C and S^-1 B formed (transposed, so that
-    the inner loops run over contiguous memory)."""
-    x, v, a = s0.x, s0.v, s0.a
-    ut, vt = wk.ut, wk.vt
-    SK, SC, SB = sops.SK, sops.SC, sops.SB
-    n = x.size
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
-    for j in range(n):
-        ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
-        a1[j] = 0.0
-    for c in range(SB.shape[0]):
-        wc = s * W[i, c] - alpha * W[i - 1, c]
-        for j in range(n):
-            a1[j] += SB[c, j] * wc
-    for q in range(n):
-        uq = s * ut[q] - alpha * x[q]
-        vq = s * vt[q] - alpha * v[q]
-        for j in range(n):
-            a1[j] -= SK[q, j] * uq + SC[q, j] * vq
-
-
-# --------------------------------------------------------------------------- one step
-@numba.njit(cache=True, nogil=True, inline="always")
-def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
-    """Links, state update and energies of a step whose predictors are in wk and whose
-    a0 = S^-1 r is in s1.a: the new state goes to s1. DONE or NOT_SETTLED."""
-    ut, vt = wk.ut, wk.vt
-    a1 = s1.a
-    n = ut.size
-    alpha = co.alpha
-    s = 1.0 + alpha
-    if has_links:
-        Wl = sops.Wl
-        m3 = Wl.shape[0]
-        Dut, Dvt, Law = wk.Dut, wk.Dvt, wk.Law
-        csr_product(kin.Ld, kin.Li, kin.Lp, ut, Dut)
-        csr_product(kin.Ld, kin.Li, kin.Lp, vt, Dvt)
-        csr_product(kin.Ld, kin.Li, kin.Lp, a1, wk.Da0)
-        for r in range(m3):
-            Law[r] = 0.0
-        if kin.imposed:
-            Lw, Lv, La = kin.Lw, kin.Lv, kin.La
-            for r in range(m3):
-                sw = 0.0
-                sv = 0.0
-                sa = 0.0
-                for c in range(W.shape[1]):
-                    sw += Lw[r, c] * W[i, c]
-                    sv += Lv[r, c] * W[i, c]
-                    sa += La[r, c] * W[i, c]
-                Dut[r] += sw
-                Dvt[r] += sv
-                Law[r] = sa
-        its = solve_links(dt, co, Wl, P, s0, s1, wk, flags)
-        if its < 0:
-            return NOT_SETTLED
-        d, dd, db1, dd1 = wk.d, wk.dd, s1.db, s1.dd
-        for r in range(m3):
-            db1[r] = d[r]
-            dd1[r] = dd[r]
-        phi0, phi1 = s0.phi, s1.phi
-        Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
-        for col in range(m3):
-            gc = s * phi1[col] - alpha * phi0[col]
-            if gc != 0.0:
-                for k in range(Zp[col], Zp[col + 1]):
-                    a1[Zi[k]] += Zd[k] * gc
-    # the new state, its energy terms and the divergence test in one pass
-    x0, v0, x1, v1 = s0.x, s0.v, s1.x, s1.v
-    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
-    w0, w1 = W[i - 1], W[i]
-    beta, gamma = co.beta, co.gamma
-    work = 0.0
-    damped = 0.0
-    finite = True
-    energy = wk.quad[3] > 0.0
-    for j in range(n):
-        x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
-        if energy:
-            pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
-            work += pw
-            damped += pd
-        finite = finite and abs(x1[j]) <= DIVERGENCE_LIMIT
-    if energy:
-        close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
-                     s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
-    return DONE if finite else DIVERGED
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
-    """One step (banded factor) from s0 to s1."""
-    rhs, a1 = wk.rhs, s1.a
-    if sops.kind == 1 and ops.Kdiag.size == a1.size:
-        # uncoupled equations: predictor, right-hand side and solve mode by mode
-        _predict_diagonal(dt, co, ops, W, i, s0, wk, sops.diag_inv, a1)
-    elif sops.kind == 2:
-        # a small dense system: a = S^-1 B w - S^-1 K u~ - S^-1 C v~ with the products formed
-        _predict_dense(dt, co, W, i, s0, wk, sops, a1)
-    else:
-        _predict(dt, co, ops, W, i, s0, wk)
-        if sops.kind == 1:
-            inv = sops.diag_inv
-            for j in range(a1.size):
-                a1[j] = inv[j] * rhs[j]
-        else:
-            banded_solve_into(sops.band, sops.perm, rhs, a1, wk.xs)
-    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def single(dt, co, ops, kin, P, sops, W, s0, s1, wk, flags, has_links):
-    """One step from W[0] to W[1] (a step cut at an event)."""
-    return _step(dt, co, ops, kin, P, sops, W, 1, s0, s1, wk, flags, has_links)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def predict_step(dt, co, ops, W, i, s0, wk):
-    """``_predict`` on its own (the steps of a sparse factor, driven from Python)."""
-    _predict(dt, co, ops, W, i, s0, wk)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def finish_step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
-    """``_finish`` on its own (the steps of a sparse factor, driven from Python)."""
-    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row, locate,
-          log, half_dt, has_links):
-    """Steps i0 + 1 ... k of a chunk from the state in buffer ``cur`` of ``buf``, alternating
-    between the two buffers; returns (status, step, parity, rows): the state is in buffer cur
-    when parity is 0, in the other one otherwise. On EVENT the step ``step`` is computed into
-    the other buffer, not taken."""
-    flags = wk.flags
-    parity = 0
-    for i in range(i0 + 1, k + 1):
-        c = cur if parity == 0 else 1 - cur
-        s0 = state_at(buf, c)
-        s1 = state_at(buf, 1 - c)
-        if locate:
-            frozen_modes(s0.cv, flags)
-        status = _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-        if status != DONE:
-            return status, i, parity, row
-        if has_links:
-            if locate:
-                if crossed(P, s0.cv, s1.cv, s0.db, s0.dd, s1.db, s1.dd, dt):
-                    return EVENT, i, parity, row
-            else:
-                record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
-                                  log.speed, log.count)
-        if archive[i]:
-            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
-                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, s1.x, s1.v, s1.a, s1.cv,
-                           s1.e, half_dt)
-            row += 1
-        parity = 1 - parity
-    return DONE, k, parity, row
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
+                                     diverged, record_changes, state_arrays)
+from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
+from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable
+from fem.integrators.newmark_steps import (Coefficients, StepOperators, Work, _loop,
+                                           finish_step, predict_step, single)
+from fem.linalg import Factor
+from fem.links.columns import NV
 
 
 # --------------------------------------------------------------------------- the scheme
@@ -349,6 +74,12 @@ class NewmarkFamily(Scheme):
                        np.zeros(max(nr, 1)), np.zeros(4), np.full(nc, -1.0),
                        np.full(nc, -1.0))
         self.wk.quad[3] = 1.0 if self.energy else 0.0     # whether steps sum energy terms
+        #: steps that are never undone, with forces from the predictor: ``newmark_lean``
+        self.lean = qualifies(self.co, self.P, self.kin.imposed, self.locate)
+        self._rows = np.ascontiguousarray(contact_rows(self.P, self.L) if self.lean and nc
+                                          else np.zeros((nc, n)))
+        self._lean_columns: dict[float, np.ndarray] = {}
+        self._scratch = (np.zeros((nc, NV)), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
@@ -420,7 +151,12 @@ class NewmarkFamily(Scheme):
         """Steps i0 + 1 ... k of the chunk (see ``Scheme.advance``)."""
         factor, sops = self.step_operators(dt)
         half = 0.5 * dt if self.half_step_velocity else 0.0
-        if factor.banded or sops.kind:
+        if self.lean and (factor.banded or sops.kind):
+            status, i, _, row = lean_loop(
+                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
+                self.buf, self.cur, self.wk, out, row, self.log, half, self.energy,
+                self._rows, self._columns(dt, sops), *self._scratch)
+        elif factor.banded or sops.kind:
             c = self.cur
             status, i, parity, row = _loop(
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
@@ -431,8 +167,19 @@ class NewmarkFamily(Scheme):
         else:
             status, i, row = self._sparse_loop(factor, sops, i0, k, times, dt, W, archive, out,
                                                row, half)
-        self.steps += i - i0 - (1 if status != DONE else 0)
+        self.steps += i - i0 - (1 if status not in (DONE, FULL) else 0)
         return status, i, row
+
+    def _columns(self, dt, sops):
+        """S^-1 L_c^T n_c of each contact for the step dt (the lean loop's forces)."""
+        found = self._lean_columns.get(dt)
+        if found is None:
+            Z = sp.csc_matrix((sops.Zd, sops.Zi, sops.Zp), shape=(self.n, self.L.shape[0]))
+            found = np.ascontiguousarray(contact_columns(self.P, Z.toarray()))
+            if len(self._lean_columns) > 8:
+                self._lean_columns.pop(next(iter(self._lean_columns)))
+            self._lean_columns[dt] = found
+        return found
 
     def _sparse_step(self, factor, sops, h, W, i, flags):
         """One step with a sparse LU factor (a bandwidth too large for the banded one)."""
@@ -446,6 +193,8 @@ class NewmarkFamily(Scheme):
     def _sparse_loop(self, factor, sops, i0, k, times, dt, W, archive, out, row, half):
         b = self.buf
         for i in range(i0 + 1, k + 1):
+            if self.links and self.log.count[0] + self.P.shape[0] > self.log.time.size:
+                return FULL, i - 1, row
             flags = self._flags()
             status = self._sparse_step(factor, sops, dt, W, i, flags)
             c, x = self.cur, 1 - self.cur

@@ -1,0 +1,188 @@
+"""The lean step loop of the Newmark family: the steps that are never undone and whose link
+forces the predictor alone gives.
+
+With ``events = "step"`` no step is computed and then refused, so the state is updated in
+place (one buffer, no copy and no swap). Two cases qualify:
+
+* no links: the step is the predictor, the solve and the update;
+* central differences (beta = 0, alpha = 0) with plane shocks that have neither damper nor
+  friction and an obstacle that does not move: with beta = 0 the displacement at the end of
+  the step is the predictor u~, so each contact's penetration p = n . (L u~) - gap, its mode
+  (closed where the law's contact function is positive) and its force k p follow from u~
+  alone (``fem.links.shock.normal_force``), with no iteration; the acceleration is a0 plus
+  the force times the column S^-1 L^T n of the contact. Such contacts dissipate nothing (no
+  damper, no friction, and a contact opens or closes at a step where its penetration is not
+  positive), so the energy terms are the work of the loads and of the structural dampers.
+
+Everything else goes through the general loop (``fem.integrators.newmark_steps._loop``). The
+law is evaluated in full (``fem.integrators.kernels.links_at``) where its values are read:
+archived instants, steps where a contact changes mode (the event log), and the end of the
+call; between them the contact values of the buffer keep their last evaluation.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
+                                     dof_powers, links_at, record_changes_of, state_at)
+from fem.integrators.newmark_steps import (_predict, _predict_dense, _predict_diagonal,
+                                           advance_state)
+from fem.linalg import banded_solve_into
+from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, MU, PLANE
+from fem.links.shock import normal_force
+
+
+def qualifies(co, P, imposed: bool, locate: bool) -> bool:
+    """Whether a Newmark-family scheme with coefficients ``co`` and contacts ``P`` runs in
+    the lean loop (module docstring)."""
+    if locate:
+        return False
+    if P.shape[0] == 0:
+        return True
+    plain = bool(np.all((P[:, KIND] == PLANE) & (P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
+    return co.beta == 0.0 and co.alpha == 0.0 and plain and not imposed
+
+
+def contact_rows(P, L) -> np.ndarray:
+    """R (nc, n): row c is n_c^T L_c, so that the penetration of plane contact c is
+    R[c] . x - gap."""
+    n = L.shape[1]
+    rows = np.zeros((P.shape[0], n))
+    for c in range(P.shape[0]):
+        o = 3 * int(P[c, BLK])
+        rows[c] = P[c, DIR:DIR + 3] @ L[o:o + 3].toarray()
+    return rows
+
+
+def contact_columns(P, Z) -> np.ndarray:
+    """(nc, n): row c is S^-1 L_c^T n_c (Z = S^-1 L^T, dense (n, 3 m))."""
+    cols = np.zeros((P.shape[0], Z.shape[0]))
+    for c in range(P.shape[0]):
+        o = 3 * int(P[c, BLK])
+        cols[c] = Z[:, o:o + 3] @ P[c, DIR:DIR + 3]
+    return cols
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, fastmath={"reassoc", "contract"})
+def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
+              log, half_dt, energy, R, RS, cvs, Jd, Jv):
+    """Steps i0 + 1 ... k in place in buffer ``cur``; returns (status, step, 0, rows) as
+    ``newmark_steps._loop`` does. On DIVERGED the diverged state is also copied to the
+    other buffer (where the driver's message reads it)."""
+    s0 = state_at(buf, cur)
+    x, v, a, cv, e = s0.x, s0.v, s0.a, s0.cv, s0.e
+    ut, vt, f = wk.ut, wk.vt, wk.rhs
+    n = x.size
+    nc = P.shape[0]
+    closed = wk.mask
+    for c in range(nc):
+        closed[c] = cv[c, ACT]
+    beta, gamma = co.beta, co.gamma
+    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
+    diagonal = sops.kind == 1 and ops.Kdiag.size == n
+    cdiag = ops.Cdiag
+    for i in range(i0 + 1, k + 1):
+        if nc and log.count[0] + nc > log.time.size:
+            _evaluate(P, kin, x, v, W[i - 1], s0, cvs, wk.flags, Jd, Jv, closed)
+            return FULL, i - 1, 0, row
+        if diagonal:
+            _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
+        elif sops.kind == 2:
+            _predict_dense(dt, co, W, i, s0, wk, sops, a)
+        else:
+            _predict(dt, co, ops, W, i, s0, wk)
+            if sops.kind == 1:
+                inv = sops.diag_inv
+                for j in range(n):
+                    a[j] = inv[j] * wk.rhs[j]
+            else:
+                banded_solve_into(sops.band, sops.perm, wk.rhs, a, wk.xs)
+        changed = False
+        for c in range(nc):
+            p = -P[c, GAP]
+            for j in range(n):
+                p += R[c, j] * ut[j]
+            fn, chi = normal_force(P, c, p, 0.0)
+            on = chi > 0.0
+            if on:
+                for j in range(n):
+                    a[j] -= fn * RS[c, j]
+            if on != (closed[c] > 0.5):
+                changed = True
+                closed[c] = 1.0 if on else 0.0
+        bad = 0
+        if energy and diagonal:
+            # the loads' work with f = B (w0 + w1), the dampers' with C diagonal
+            for j in range(n):
+                f[j] = 0.0
+            for c in range(B.shape[1]):
+                wc = W[i, c] + W[i - 1, c]
+                for j in range(n):
+                    f[j] += B[j, c] * wc
+            work = 0.0
+            damped = 0.0
+            for j in range(n):
+                x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+                dx = x1 - x[j]
+                work += dx * f[j]
+                damped += dx * cdiag[j] * (v[j] + v1)
+                x[j] = x1
+                v[j] = v1
+                bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+            e[0] += 0.5 * work
+            e[1] += 0.5 * damped
+        elif energy:
+            w0, w1 = W[i - 1], W[i]
+            for j in range(n):
+                ut[j], vt[j] = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+            work = 0.0
+            damped = 0.0
+            for j in range(n):
+                pw, pd = dof_powers(j, ut[j] - x[j], B, Cd, Ci, Cp, w0, w1, v, vt)
+                work += pw
+                damped += pd
+            for j in range(n):
+                x[j] = ut[j]
+                v[j] = vt[j]
+                bad += 0 if abs(x[j]) <= DIVERGENCE_LIMIT else 1
+            e[0] += 0.5 * work
+            e[1] += 0.5 * damped
+        else:
+            for j in range(n):
+                x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+                x[j] = x1
+                v[j] = v1
+                bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+        if bad:
+            for j in range(n):
+                buf.X[1 - cur, j] = x[j]
+            return DIVERGED, i, 0, row
+        if changed:
+            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
+            record_changes_of(P, cvs, cv, times[i], log.time, log.contact, log.kind,
+                              log.speed, log.count)
+        if archive[i]:
+            if nc and not changed:
+                _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
+            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
+                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x, v, a, cv, e, half_dt)
+            row += 1
+    if nc:
+        _evaluate(P, kin, x, v, W[k], s0, cvs, wk.flags, Jd, Jv, closed)
+    return DONE, k, 0, row
+
+
+@numba.njit(cache=True, nogil=True)
+def _evaluate(P, kin, x, v, w, s0, before, flags, Jd, Jv, closed):
+    """The law in full at the state (x, v) into the buffer's contact values, forces and link
+    displacements; ``before`` gets the values it replaces, ``closed`` the modes the law
+    found (the law decides a contact at the round-off of its penetration)."""
+    cv = s0.cv
+    for r in range(cv.shape[0]):
+        for q in range(cv.shape[1]):
+            before[r, q] = cv[r, q]
+    links_at(P, kin, x, v, w, before, cv, s0.phi, s0.db, s0.dd, flags, Jd, Jv, False)
+    for r in range(cv.shape[0]):
+        closed[r] = cv[r, ACT]
