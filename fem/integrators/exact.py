@@ -75,6 +75,7 @@ class ExactScheme(Scheme):
         self.exact_event = None
         self._after_event = False
         self._segment = None
+        self._archive_scratch = None
 
     # ------------------------------------------------------------------ helpers
     def _forcing(self, t):
@@ -336,19 +337,31 @@ class ExactScheme(Scheme):
         return self._archive_rows(out, row, times, Z, R, ph, Erows)
 
     def _archive_rows(self, out, row, times, Z, R, ph, Erows):
-        from fem.integrators.kernels import archive_row
+        from fem.integrators.kernels import archive_states
 
         n = self.n
-        spare = 1 - self.cur
-        b = self.buf
-        W = self.dyn.load_values(np.asarray(times, float))
-        for k in range(len(times)):
-            w = self._write(spare, Z[k], R[k][n:], float(times[k]), W[k])
-            self._set_bond_forces(ph, spare, Z[k], w)
-            archive_row(out, row, float(times[k]), self.ops, b.X[spare], b.V[spare],
-                        b.A[spare], b.CV[spare], Erows[k], 0.0)
-            row += 1
-        return row
+        times = np.ascontiguousarray(times, float)
+        W = np.ascontiguousarray(self.dyn.load_values(times), float)
+        Z = np.ascontiguousarray(np.real(Z), float)
+        A = np.ascontiguousarray(np.real(R)[:, n:], float)
+        cv0 = self.buf.CV[self.cur]
+        if ph.lam is not None:
+            contacts, lam_z, lam_u = ph.lam
+            U = np.column_stack([W, np.ones(len(times))])
+            lam = np.ascontiguousarray(Z @ np.asarray(lam_z).T + U @ np.asarray(lam_u).T)
+            bonded = np.asarray(contacts, np.int64)
+        else:
+            lam, bonded = np.zeros((len(times), 0)), np.zeros(0, np.int64)
+        if self._archive_scratch is None:
+            m = max(self.L.shape[0] // 3, 1)
+            m3 = self.L.shape[0]
+            self._archive_scratch = (np.empty_like(cv0), np.zeros(m3), np.zeros(m3),
+                                     np.zeros(m3), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
+        return archive_states(out, row, times, np.ascontiguousarray(Z[:, :n]),
+                              np.ascontiguousarray(Z[:, n:]), A, W,
+                              np.ascontiguousarray(Erows, float), self.P, self.kin, self.ops,
+                              cv0, cv0[:, MODE].astype(float), bonded, lam,
+                              *self._archive_scratch)
 
     def trial(self, t_end):
         """The landed state of the event the scheme found (the only trial it offers)."""

@@ -16,7 +16,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fem.links.columns import ACT, BLK, DIR, G0, G1, GAP, KIND, LAM, MODE, PDOT, RIGID, SLIP
+from fem.links.columns import (ACT, BLK, CMP, DIR, FN, G0, G1, GAP, KIND, LAM, MODE, PDOT,
+                               RIGID, SLIP)
 from fem.links.law import evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
@@ -407,3 +408,25 @@ def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac):
     """Kinematics, law and forces of the links at one state (no rigid bond forces)."""
     link_kinematics(kin, x, v, w, d, dd)
     evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+
+
+@numba.njit(cache=True, nogil=True)
+def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bonded, lam, cv,
+                   phi, d, dd, Jd, Jv):
+    """Archive the instants ``times`` (k,) of the states X, V, A (k, n) under the loads W
+    (k, nb) with the energy accumulators E (k, NE): the link values from the laws with the
+    modes ``flags`` (cv0 the values where those modes began), and the bond forces lam
+    (k, len(bonded)) of the bonded rigid contacts ``bonded``. Returns the next row."""
+    for k in range(times.size):
+        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, False)
+        for j in range(bonded.size):
+            c = bonded[j]
+            value = lam[k, j]
+            cv[c, LAM] = value
+            cv[c, FN] = value
+            cv[c, G0] = value
+            if value > 0.0:
+                cv[c, CMP] = 1.0
+        archive_row(out, row, times[k], ops, X[k], V[k], A[k], cv, E[k], 0.0)
+        row += 1
+    return row
