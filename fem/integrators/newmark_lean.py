@@ -27,8 +27,8 @@ import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
                                      dof_powers, links_at, record_changes_of, state_at)
-from fem.integrators.newmark_steps import (_predict, _predict_dense, _predict_diagonal,
-                                           advance_state)
+from fem.integrators.newmark_steps import (_predict, _predict_diagonal, advance_state,
+                                           predict)
 from fem.linalg import banded_solve_into
 from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, MU, PLANE
 from fem.links.shock import normal_force
@@ -90,7 +90,7 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
         if diagonal:
             _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
         elif sops.kind == 2:
-            _predict_dense(dt, co, W, i, s0, wk, sops, a)
+            _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, f, wk.xs)
         else:
             _predict(dt, co, ops, W, i, s0, wk)
             if sops.kind == 1:
@@ -172,6 +172,31 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
     if nc:
         _evaluate(P, kin, x, v, W[k], s0, cvs, wk.flags, Jd, Jv, closed)
     return DONE, k, 0, row
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, z, zs):
+    """``newmark_steps._predict_dense`` as dot products with the rows of [S^-1 K, S^-1 C]
+    (the loop's reassociation lets the compiler vectorize the sums); z, zs (n,) scratch."""
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    s = 1.0 + alpha
+    n = x.size
+    rows, SB = sops.rows, sops.SB
+    for j in range(n):
+        u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
+        ut[j] = u1
+        vt[j] = v1
+        z[j] = s * u1 - alpha * x[j]
+        zs[j] = s * v1 - alpha * v[j]
+    for j in range(n):
+        acc = 0.0
+        for q in range(n):
+            acc += rows[j, q] * z[q] + rows[j, n + q] * zs[q]
+        a[j] = -acc
+    for c in range(SB.shape[0]):
+        wc = s * W[i, c] - alpha * W[i - 1, c]
+        for j in range(n):
+            a[j] += SB[c, j] * wc
 
 
 @numba.njit(cache=True, nogil=True)

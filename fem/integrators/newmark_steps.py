@@ -20,9 +20,10 @@ from fem.linalg import banded_solve_into, csr_matvec_add
 
 
 class StepOperators(NamedTuple):
-    """Per step size: the factor of S (band, perm), or on a modal basis S^-1 itself (inv:
-    (n,) when S is diagonal, (n, n) otherwise; kind 1 diagonal, 2 dense, 0 banded factor);
-    Z = S^-1 L^T (CSC parts) and W = L Z."""
+    """Per step size: the factor of S (band, perm), or on a modal basis S^-1 applied mode by
+    mode (diag_inv (n,), kind 1) or folded into the dense products (kind 2): SK, SC, SB the
+    transposes of S^-1 K, S^-1 C, S^-1 B and rows = [S^-1 K, S^-1 C] (n, 2 n); kind 0 is the
+    banded factor. Z = S^-1 L^T (CSC parts) and W = L Z."""
     band: np.ndarray
     perm: np.ndarray
     Zd: np.ndarray
@@ -31,7 +32,7 @@ class StepOperators(NamedTuple):
     Wl: np.ndarray
     kind: int
     diag_inv: np.ndarray
-    dense_inv: np.ndarray
+    rows: np.ndarray
     SK: np.ndarray
     SC: np.ndarray
     SB: np.ndarray
