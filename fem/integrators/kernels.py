@@ -189,6 +189,20 @@ def dof_powers(j, dx, B, Cd, Ci, Cp, w0, w1, v0, v1):
     return dx * f, dx * cv
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1):
+    """Twice the work of the loads and of the structural dampers over a step from (x0, v0)
+    to (x1, v1): ``dof_powers`` summed over the dofs (every new velocity is needed: a damper
+    joins two dofs)."""
+    work = 0.0
+    damped = 0.0
+    for j in range(x0.size):
+        pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
+        work += pw
+        damped += pd
+    return work, damped
+
+
 @numba.njit(cache=True, nogil=True)
 def close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
                  quadrature):
@@ -227,12 +241,7 @@ def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, c
                    d0, d1, E0, E1, quadrature):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1) (``dof_powers`` on
     every dof, then ``close_energy``)."""
-    work = 0.0
-    damped = 0.0
-    for j in range(x0.size):
-        pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
-        work += pw
-        damped += pd
+    work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
     close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
                  quadrature)
 

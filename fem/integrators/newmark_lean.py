@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
-                                     dof_powers, links_at, record_changes_of, state_at)
+                                     links_at, record_changes_of, state_at, step_powers)
 from fem.integrators.newmark_steps import (_predict, _predict_diagonal, advance_state,
                                            predict)
 from fem.linalg import banded_solve_into
@@ -137,12 +137,7 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
             w0, w1 = W[i - 1], W[i]
             for j in range(n):
                 ut[j], vt[j] = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
-            work = 0.0
-            damped = 0.0
-            for j in range(n):
-                pw, pd = dof_powers(j, ut[j] - x[j], B, Cd, Ci, Cp, w0, w1, v, vt)
-                work += pw
-                damped += pd
+            work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x, ut, v, vt)
             for j in range(n):
                 x[j] = ut[j]
                 v[j] = vt[j]

@@ -13,7 +13,7 @@ import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, FULL,
                                      NOT_SETTLED, archive_row_of, close_energy_inline, crossed,
-                                     csr_product, dof_powers, frozen_modes, record_changes_of,
+                                     csr_product, frozen_modes, step_powers, record_changes_of,
                                      state_at)
 from fem.integrators.newmark_links import solve_links
 from fem.linalg import banded_solve_into, csr_matvec_add
@@ -212,12 +212,7 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
         x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
         bad += 0 if abs(x1[j]) <= DIVERGENCE_LIMIT else 1
     if wk.quad[3] > 0.0:
-        work = 0.0
-        damped = 0.0
-        for j in range(n):
-            pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
-            work += pw
-            damped += pd
+        work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
         close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
                             s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
     return DIVERGED if bad else DONE
