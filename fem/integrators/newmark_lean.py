@@ -83,6 +83,14 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
     B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
     diagonal = sops.kind == 1 and ops.Kdiag.size == n
     cdiag = ops.Cdiag
+    f0 = wk.xs
+    if energy and diagonal:
+        # B w at the first knot (then each step's f)
+        for j in range(n):
+            f0[j] = 0.0
+        for c in range(B.shape[1]):
+            for j in range(n):
+                f0[j] += B[j, c] * W[i0, c]
     for i in range(i0 + 1, k + 1):
         if nc and log.count[0] + nc > log.time.size:
             _evaluate(P, kin, x, v, W[i - 1], s0, cvs, wk.flags, Jd, Jv, closed)
@@ -114,19 +122,15 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
                 closed[c] = 1.0 if on else 0.0
         bad = 0
         if energy and diagonal:
-            # the loads' work with f = B (w0 + w1), the dampers' with C diagonal
-            for j in range(n):
-                f[j] = 0.0
-            for c in range(B.shape[1]):
-                wc = W[i, c] + W[i - 1, c]
-                for j in range(n):
-                    f[j] += B[j, c] * wc
+            # the loads' work with B w1 (f, from the predictor: alpha = 0 with links) and
+            # B w0 (the previous step's f), the dampers' with C diagonal
             work = 0.0
             damped = 0.0
             for j in range(n):
                 x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
                 dx = x1 - x[j]
-                work += dx * f[j]
+                work += dx * (f[j] + f0[j])
+                f0[j] = f[j]
                 damped += dx * cdiag[j] * (v[j] + v1)
                 x[j] = x1
                 v[j] = v1
