@@ -117,8 +117,16 @@ def csr_matvec_add(data, indices, indptr, x, scale, out):
         out[i] += scale * s
 
 
+def as_csr(matrix) -> sp.csr_matrix:
+    """``matrix`` itself when it is a CSR matrix already (a copy costs more than the small
+    products it feeds), else its CSR conversion."""
+    if sp.issparse(matrix) and matrix.format == "csr":
+        return matrix
+    return sp.csr_matrix(matrix)
+
+
 def csr_parts(matrix: sp.csr_matrix):
-    m = sp.csr_matrix(matrix)
+    m = as_csr(matrix)
     return (np.ascontiguousarray(m.data, np.float64), np.ascontiguousarray(m.indices, np.int64),
             np.ascontiguousarray(m.indptr, np.int64))
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from fem.linalg import csr_parts
+from fem.linalg import as_csr, csr_parts
 
 
 class Operators(NamedTuple):
@@ -101,8 +101,8 @@ class Dynamics:
         return column_values(self.columns, np.atleast_1d(np.asarray(t, float)), 0)
 
     def operators(self) -> Operators:
-        K, C = sp.csr_matrix(self.stiffness), sp.csr_matrix(self.damping)
-        diagonal = all(abs(A - sp.diags(A.diagonal())).sum() == 0 for A in (K, C))
+        K, C = as_csr(self.stiffness), as_csr(self.damping)
+        diagonal = all(_is_diagonal(A) for A in (K, C))
         kd = np.ascontiguousarray(K.diagonal(), np.float64) if diagonal else np.zeros(0)
         cd = np.ascontiguousarray(C.diagonal(), np.float64) if diagonal else np.zeros(0)
         return Operators(*csr_parts(K), *csr_parts(C), *csr_parts(self.mass),
@@ -130,6 +130,12 @@ class Dynamics:
             return lambda rhs: (rhs.T / d).T
         lu = scipy.sparse.linalg.splu(sp.csc_matrix(self.mass))
         return lambda rhs: lu.solve(np.asarray(rhs, float))
+
+
+def _is_diagonal(A: sp.csr_matrix) -> bool:
+    """Whether every nonzero of A is on its diagonal."""
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    return not np.any((A.indices != rows) & (A.data != 0))
 
 
 def _with_columns(B, columns, wanted):
