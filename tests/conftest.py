@@ -44,6 +44,21 @@ def series(f, analysis: str, field: str, dof: int):
     return g["time"][:], g[field][:, dof]
 
 
+def one_dof_model(mass=1.0, stiffness=1.0, damping=0.0) -> str:
+    """The model part of a study of one dof along X: node P, its mass, a spring and a damper
+    to ground (no brace in it: it may start a text that ``str.format`` fills)."""
+    return f"""[mesh.nodes]
+P = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["P"]
+mass = {mass}
+stiffness = {stiffness}
+damping = {damping}
+"""
+
+
 def oscillator_toml(*, mass=1.0, stiffness=1.0, damping=0.0, u0=0.0, v0=0.0, force=None,
                     function=None, scheme="newmark", step=0.01, end=1.0, extra="", params=""):
     """A one-dof oscillator along X: node P on a spring to ground (POI1-like point element)."""
@@ -55,17 +70,7 @@ def oscillator_toml(*, mass=1.0, stiffness=1.0, damping=0.0, u0=0.0, v0=0.0, for
     init = ""
     if u0 or v0:
         init = f'[[initial]]\nnodes = ["P"]\ndisplacement = {{ DX = {u0} }}\nvelocity = {{ DX = {v0} }}\n'
-    return f"""
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = {mass}
-stiffness = {stiffness}
-damping = {damping}
-{load}
+    return "\n" + one_dof_model(mass, stiffness, damping) + f"""{load}
 {init}
 {extra}
 [[analysis]]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fem.catalog import SCHEMES
+from conftest import one_dof_model
 from fem.cli import main
 
 G, DROP, E = 9.81, 1.0, 0.6
@@ -82,15 +83,7 @@ def test_a_ball_bouncing_to_rest_sticks_at_the_accumulation_point(tmp_path, caps
     np.testing.assert_allclose(force[rest], G, rtol=1e-6)
 
 
-STIFF = """
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = 1.0
-stiffness = 100.0
+STIFF = one_dof_model(stiffness=100.0) + """
 [[initial]]
 nodes = ["P"]
 velocity = {{ DX = 1.0 }}

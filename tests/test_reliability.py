@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from conftest import one_dof_model
 from fem.cli import main
 
 STUDY = """\
@@ -68,16 +69,7 @@ def test_a_zero_initial_value_on_an_imposed_dof_is_accepted(tmp_path, capsys):
 
 
 #: a mass of 1 kg on a spring of 1 N/m along X, the start of the studies below
-ONE_DOF = """\
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = 1.0
-stiffness = 1.0
-"""
+ONE_DOF = one_dof_model()
 
 
 FORCED = ONE_DOF + """\
