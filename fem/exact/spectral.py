@@ -186,16 +186,22 @@ class SpectralPhase:
         if self.ok:
             self.Vinv = np.linalg.inv(V)
         self._particular: dict = {}
+        self._resolvents: dict = {}
 
     def particular(self, mu: complex, key, e: np.ndarray):
-        """(mu I - A)^-1 e, cached under ``key``; None on resonance."""
+        """(mu I - A)^-1 e, cached under ``key``; None on resonance. The resolvent of each
+        mu is kept: the pieces of a phase share their forcing exponents."""
         found = None if key is None else self._particular.get(key)
         if found is None:
-            scale = max(1.0, float(np.max(np.abs(self.lam))) if len(self.lam) else 1.0)
-            if len(self.lam) and np.min(np.abs(self.lam - mu)) < 1e-7 * scale:
-                found = False
-            else:
-                found = np.linalg.solve(mu * np.eye(len(self.A)) - self.A, e.astype(complex))
+            resolvent = self._resolvents.get(mu)
+            if resolvent is None:
+                scale = max(1.0, float(np.max(np.abs(self.lam))) if len(self.lam) else 1.0)
+                if len(self.lam) and np.min(np.abs(self.lam - mu)) < 1e-7 * scale:
+                    resolvent = False
+                else:
+                    resolvent = np.linalg.inv(mu * np.eye(len(self.A)) - self.A)
+                self._resolvents[mu] = resolvent
+            found = False if resolvent is False else resolvent @ e.astype(complex)
             if key is not None:
                 self._particular[key] = found
         return None if found is False else found
@@ -256,6 +262,8 @@ def integral_factor(x: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def quadratic_integral(piece: Piece, Q: np.ndarray, s: np.ndarray) -> np.ndarray:
     """int_0^s v(u)^T Q v(u) du (ns,) for the velocity v = z[n:] of the piece."""
+    if not np.any(Q):
+        return np.zeros(len(s))            # no damper: nothing to integrate
     Wv = piece.W[piece.n:]
     coefficients = Wv.T @ Q @ Wv                          # (J, J)
     x = piece.nu[:, None] + piece.nu[None, :]
