@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from fem.exact.propagator import Propagator
@@ -110,7 +111,9 @@ def first_event(prop: Propagator, z0, coefficients, h: float, rows: np.ndarray,
     return Event(e, root, prop.state(z0, fn.c, root))
 
 
-def crosses(ga, gb, direction) -> bool:
+@numba.njit(cache=True, nogil=True)
+def crosses(ga, gb, direction):
+    """Whether g goes from ga to gb across zero in ``direction`` (+1 up, -1 down, 0 any)."""
     if direction > 0:
         return ga < 0 <= gb
     if direction < 0:

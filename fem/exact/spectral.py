@@ -23,6 +23,7 @@ from __future__ import annotations
 import cmath
 import math
 
+import numba
 import numpy as np
 
 from fem.exact.events import crosses
@@ -314,58 +315,81 @@ def first_root(piece: Piece, rows: np.ndarray, offsets: np.ndarray, directions: 
             # a function at zero at s = 0 has just had its event: judge it by its rate
             tiny = np.abs(g[0]) <= 1e-12 * scale
             g[0] = np.where(tiny, dg[0] * delta * 1e-6, g[0])
-        # the earliest root (not the earliest bracket: a bracket that starts at an extremum
-        # may hold a later root than one that starts at the sample before it)
-        best = None
-        for e in range(len(offsets)):
-            found = _bracket(s, g[:, e], dg[:, e], directions[e], coefficients[e], nu, offsets[e])
-            if found is None or (best is not None and found[0] >= best[1]):
-                continue
-            root = _polish(coefficients[e], nu, offsets[e], *found)
-            if best is None or root < best[1]:
-                best = (e, root)
-        if best is not None:
-            return best
+        e, root = _earliest(s, g, dg, np.asarray(directions, float), coefficients, nu,
+                            np.asarray(offsets, float))
+        if e >= 0:
+            return e, root
         start = stop
     return None
 
 
+@numba.njit(cache=True, nogil=True)
+def _earliest(s, g, dg, directions, coefficients, nu, offsets):
+    """(index, root) of the earliest crossing of the sampled functions g (ns, ne), or
+    (-1, 0.0). The earliest root, not the earliest bracket: a bracket that starts at an
+    extremum may hold a later root than one that starts at the sample before it."""
+    best_e = -1
+    best = 0.0
+    for e in range(offsets.size):
+        ok, a, b, ga = _bracket(s, g[:, e], dg[:, e], directions[e], coefficients[e], nu,
+                                offsets[e])
+        if not ok or (best_e >= 0 and a >= best):
+            continue
+        root = _polish(coefficients[e], nu, offsets[e], a, b, ga)
+        if best_e < 0 or root < best:
+            best_e, best = e, root
+    return best_e, best
+
+
+@numba.njit(cache=True, nogil=True)
 def _value(c, nu, offset, s):
-    x = np.exp(nu * s) * c
-    return float(x.sum().real) + offset, float((x * nu).sum().real)
+    """g(s) = sum_j c_j exp(nu_j s) + offset (real part) and its derivative."""
+    g = 0.0
+    dg = 0.0
+    for j in range(nu.size):
+        x = cmath.exp(nu[j] * s) * c[j]
+        g += x.real
+        dg += (x * nu[j]).real
+    return g + offset, dg
 
 
+@numba.njit(cache=True, nogil=True)
 def _bracket(s, g, dg, direction, c, nu, offset):
+    """(found, a, b, g(a)): the first interval of the samples s where g crosses zero in its
+    direction, directly or through an extremum."""
     for k in range(len(s) - 1):
         if crosses(g[k], g[k + 1], direction):
-            return s[k], s[k + 1], g[k]
+            return True, s[k], s[k + 1], g[k]
         if dg[k] * dg[k + 1] < 0:
             t_ext = _rate_root(c, nu, s[k], s[k + 1], dg[k])
             g_ext, _ = _value(c, nu, offset, t_ext)
             if crosses(g[k], g_ext, direction):
-                return s[k], t_ext, g[k]
+                return True, s[k], t_ext, g[k]
             # from the extremum on (a function that starts at its event, at zero, rises
             # and comes back across inside the interval)
             if crosses(g_ext, g[k + 1], direction):
-                return t_ext, s[k + 1], g_ext
-    return None
+                return True, t_ext, s[k + 1], g_ext
+    return False, 0.0, 0.0, 0.0
 
 
+@numba.njit(cache=True, nogil=True)
 def _rate_root(c, nu, a, b, ra):
     """Where the derivative of g vanishes in [a, b], given its value ra at a (Newton's method
     on the derivative, kept inside the bracket by bisection)."""
-    c1, c2 = c * nu, c * nu * nu
     x = 0.5 * (a + b)
     for _ in range(100):
-        e = np.exp(nu * x)
-        r = float((e * c1).sum().real)
+        r = 0.0
+        dr = 0.0
+        for j in range(nu.size):
+            t = cmath.exp(nu[j] * x) * c[j] * nu[j]
+            r += t.real
+            dr += (t * nu[j]).real
         if r == 0:
             return x
         if (r < 0) == (ra < 0):
             a = x
         else:
             b = x
-        dr = float((e * c2).sum().real)
         nxt = x - r / dr if dr != 0 else 0.5 * (a + b)
         if not (a < nxt < b):
             nxt = 0.5 * (a + b)
@@ -375,6 +399,7 @@ def _rate_root(c, nu, a, b, ra):
     return x
 
 
+@numba.njit(cache=True, nogil=True)
 def _polish(c, nu, offset, a, b, ga):
     """Root of g in [a, b], where g changes sign from ``ga`` (its sampled sign at a)."""
     gb, _ = _value(c, nu, offset, b)
