@@ -403,9 +403,10 @@ class Explicit(Scheme):
         t0 = float(ch.times[0])
         tau, h = self.t - t0, t_end - self.t
         flags = self._flags()
-        for j in range(1, ch.k + 1):
-            tj = ch.times[j]
-            if ch.archive[j] and self.t < tj <= t_end:
+        first = max(int(np.searchsorted(ch.times, self.t, side="right")), 1)
+        last = int(np.searchsorted(ch.times, t_end, side="right"))
+        for j in range(first, last):
+            if ch.archive[j]:
                 row = _emit(self.ctl, self.ops, self.kin, self.mass, self.P, self.rig, tau, h,
                             ch.dt, ch.k, ch.W, ch.times, j, b.X[c], b.V[c], b.A[c], b.X[x],
                             b.V[x], b.A[x], b.CV[c], b.E[c], b.E[x], flags, self.ws, out, row)
