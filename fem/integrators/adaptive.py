@@ -32,9 +32,10 @@ import numpy as np
 from fem.timegrid import TimeGrid, build_grid
 
 # slots of the control array shared by the Python wrapper and the compiled loops
+# (RATE_FREE: 1 when the acceleration does not depend on the velocity)
 (TAU, H, ACCEPTED, REJECTED, SX, SV, HMIN, HMAX, TOL, HSTAB, LAST_REJECTED, HISTORY,
- ERR_PREV, ADAPTIVE, EXPONENT, METHOD, FSAL, H0) = range(18)
-CONTROL = 18
+ ERR_PREV, ADAPTIVE, EXPONENT, METHOD, FSAL, H0, RATE_FREE) = range(19)
+CONTROL = 19
 #: most knots (load samples) of the grid of an adaptive scheme
 MAX_KNOTS = 1_000_000
 
@@ -223,7 +224,7 @@ def _worse(err, e, d):
     return r if not r <= err else err
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def step_growth(err, exponent, ctl):
     """Factor on the step after an accepted step of error ratio err, for an estimate whose
     ratio scales as h^(1/exponent): proportional-integral control (Gustafsson), where the
@@ -238,7 +239,7 @@ def step_growth(err, exponent, ctl):
     return grow
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def plan_step(tau, h, tend, hmax):
     """The step to try from tau: h bounded by hmax, stretched or cut to land on tend.
     Returns (step, lands)."""

@@ -183,10 +183,13 @@ class Scheme:
         when ``assign``, and is returned."""
         c, b = self.cur, self.buf
         x, v = b.X[c], b.V[c]
-        f = self.dyn.B @ self.w - self.dyn.damping @ v - self.dyn.stiffness @ x
+        from fem.integrators.kernels import applied_force
+
         if self.links:
             self.link_state()
-            f = f + self.L.T @ b.PHI[c]
+        f = np.empty(self.n)
+        applied_force(self.ops, self.kin, x, v, np.ascontiguousarray(self.w, float), b.PHI[c],
+                      bool(self.links), f)
         a = self.mass_solve(f)
         rigid = [i for i in self.links.rigid if b.CV[c][i, MODE] == BONDED] if self.links else []
         if rigid:

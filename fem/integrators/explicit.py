@@ -36,13 +36,15 @@ from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archi
                                      diverged, record_changes, step_energy)
 from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXPONENT, H, H0,
                                       HISTORY, HMAX, HMIN, HSTAB, LAST_REJECTED, METHOD,
-                                      REJECTED, SV, SX, TAU, TOL, hermite, load_at, plan_step,
+                                      RATE_FREE, REJECTED, SV, SX, TAU, TOL, hermite,
+                                      load_at, plan_step,
                                       step_growth)
 from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
-                                            Work, _link_powers, _powers, accel, step, tableau)
+                                            Work, _link_powers, _powers, accel,
+                                            apparent_step_inline, step, tableau)
 from fem.linalg import Factor
 from fem.links.columns import MODE
-from fem.links.law import stored_energy
+from fem.links.law import rate_free, stored_energy
 
 # --------------------------------------------------------------------------- the loop
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -68,6 +70,9 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     j = int(math.floor(tau / dt * (1.0 + 1e-14))) + 1
     while j <= k and not archive[j]:
         j += 1
+    # the loads at the start of the step (those at its end are left in ws.w by the step)
+    wp = ws.wp
+    load_at(tau, dt, k, W, wp, ws.slope)
     while tau < tend * (1.0 - 1e-15):
         if adaptive:
             hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
@@ -82,8 +87,12 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             return FULL, row
         for c in range(P.shape[0]):
             flags[c] = cv[c, MODE] if locate else -1.0
-        r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, phi, dd, x1,
-                 v1, a1, cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
+        if method == EULER or method == VERLET:
+            r = apparent_step_inline(ctl, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv,
+                                     x1, v1, a1, cv1, phi1, db1, dd1, flags, ws)
+        else:
+            r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, phi, dd,
+                     x1, v1, a1, cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
         if not r == r:
             ctl[TAU] = tau
             return DIVERGED, row
@@ -111,9 +120,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             ctl[TAU] = tau
             ctl[H] = hs
             return DIVERGED, row
-        load_at(tau, dt, k, W, ws.w0, ws.slope)
-        load_at(tau + hs, dt, k, W, ws.w, ws.slope)
-        step_energy(ops, kin, P, x, x1, v, v1, ws.w0, ws.w, cv, cv1, phi, phi1, db, db1, E, E1,
+        step_energy(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db, db1, E, E1,
                     ws.quad)
         if P.shape[0]:
             if locate:
@@ -123,7 +130,10 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
                     return EVENT, row
             else:
                 record_changes(P, cv, cv1, times[0] + tau + hs, log)
-        # take the step: archived knots it covers by dense output, then the new state
+        # take the step: archived knots it covers by dense output (which use ws.w), then the
+        # new state
+        for c in range(wp.size):
+            wp[c] = ws.w[c]
         end = tend if lands else tau + hs
         while j <= k and j * dt <= end * (1.0 + 1e-14) + 1e-300:
             if archive[j]:
@@ -171,6 +181,23 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
+def trial_step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, buf, cur, flags, ws, hist_t,
+               hist_f, w1):
+    """The step [tau, tau + h] from buffer cur into the other one, with its energy terms;
+    w1 gets the loads at its end. Returns what ``step`` returns."""
+    c, o = cur, 1 - cur
+    r = step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, buf.X[c], buf.V[c], buf.A[c],
+             buf.CV[c], buf.PHI[c], buf.DD[c], buf.X[o], buf.V[o], buf.A[o], buf.CV[o],
+             buf.PHI[o], buf.DB[o], buf.DD[o], flags, ws, hist_t, hist_f)
+    load_at(tau, dt, k, W, ws.wp, ws.slope)
+    load_at(tau + h, dt, k, W, w1, ws.slope)
+    step_energy(ops, kin, P, buf.X[c], buf.X[o], buf.V[c], buf.V[o], ws.wp, w1, buf.CV[c],
+                buf.CV[o], buf.PHI[c], buf.PHI[o], buf.DB[c], buf.DB[o], buf.E[c], buf.E[o],
+                ws.quad)
+    return r
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _track(ctl, x, v):
     for i in range(x.size):
         if abs(x[i]) > ctl[SX]:
@@ -268,7 +295,7 @@ class Explicit(Scheme):
                        np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros((s, n)),
                        np.zeros((s, n)), np.empty(n), np.empty(n), np.empty(n),
                        np.zeros((nc, NV)), np.zeros(m3), np.zeros(m3), np.zeros(m3),
-                       np.zeros(3), np.full(nc, -1.0), np.zeros(6))
+                       np.zeros(3), np.full(nc, -1.0), np.zeros(6), np.empty(nb))
         self.hist_t = np.zeros(3)
         self.hist_f = np.zeros((3, n))
         ctl = np.zeros(CONTROL)
@@ -283,6 +310,8 @@ class Explicit(Scheme):
         self.span = span
         omega = self.highest_frequency()
         ctl[H0] = 1.0 / omega if omega > 0 else math.inf
+        undamped = dynamics.damping.count_nonzero() == 0
+        ctl[RATE_FREE] = 1.0 if undamped and rate_free(self.P) else 0.0
         if self.method in (EULER, VERLET) and not fixed:
             C = dynamics.damping.toarray() if self.n <= 2000 else None
             rho = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (C + C.T))), initial=0.0)) \
@@ -375,22 +404,14 @@ class Explicit(Scheme):
     def trial(self, t_end):
         """The pending step again, from t to t_end, with the modes held."""
         ch = self.chunk
-        c, x = self.cur, 1 - self.cur
+        c = self.cur
         b = self.buf
         tau = self.t - float(ch.times[0])
         h = t_end - self.t
         flags = self._flags()
-        r = step(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P, self.rig, tau, h,
-                 ch.dt, ch.k, ch.W, b.X[c], b.V[c], b.A[c], b.CV[c], b.PHI[c], b.DD[c], b.X[x],
-                 b.V[x], b.A[x], b.CV[x], b.PHI[x], b.DB[x], b.DD[x], flags, self.ws,
-                 self.hist_t, self.hist_f)
-        w0 = np.empty(ch.W.shape[1])
         w1 = np.empty(ch.W.shape[1])
-        load_at(tau, ch.dt, ch.k, ch.W, w0, np.empty_like(w0))
-        load_at(tau + h, ch.dt, ch.k, ch.W, w1, np.empty_like(w1))
-        step_energy(self.ops, self.kin, self.P, b.X[c], b.X[x], b.V[c], b.V[x], w0, w1,
-                    b.CV[c], b.CV[x], b.PHI[c], b.PHI[x], b.DB[c], b.DB[x], b.E[c], b.E[x],
-                    self.ws.quad)
+        r = trial_step(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P, self.rig, tau,
+                       h, ch.dt, ch.k, ch.W, b, c, flags, self.ws, self.hist_t, self.hist_f, w1)
         self._trial = (float(t_end), w1)
         return DONE if r == r else DIVERGED
 

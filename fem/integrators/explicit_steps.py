@@ -29,11 +29,11 @@ import numba
 import numpy as np
 
 from fem.integrators.kernels import csr_transpose_add, dense_add, link_kinematics
-from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, SV, SX, TOL, error_ratio,
-                                      load_at)
+from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, SV, SX, TOL,
+                                      error_ratio, load_at)
 from fem.linalg import banded_solve_into, csr_matvec_add, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, LAM, MODE
-from fem.links.law import evaluate
+from fem.links.law import evaluate_inline as evaluate, refresh_rates
 
 # methods
 RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3
@@ -90,7 +90,11 @@ def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, wo
         _bonds(kin, mass, P, rig, w, cv_new, phi, out)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+#: ``accel`` compiled into its caller (the steps of euler and adaptive2)
+accel_inline = numba.njit(cache=True, nogil=True, _nrt=False, inline="always")(accel.py_func)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _mass_solve(mass, rhs, out):
     if mass.diagonal:
         for j in range(rhs.size):
@@ -162,33 +166,8 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
     w, slope = ws.w, ws.slope
     ws.quad[2] = 0.0
     if method == EULER or method == VERLET:
-        for i in range(n):
-            if method == EULER:
-                v1[i] = v[i] + h * a[i]
-                x1[i] = x[i] + h * v1[i]
-            else:
-                ws.vh[i] = v[i] + 0.5 * h * a[i]
-                x1[i] = x[i] + h * ws.vh[i]
-                v1[i] = ws.vh[i] + 0.5 * h * a[i]
-        load_at(tau + h, dt, k, W, w, slope)
-        accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-        if method == VERLET:
-            for i in range(n):
-                v1[i] = ws.vh[i] + 0.5 * h * a1[i]
-            accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
-        dx = 0.0
-        da = 0.0
-        for i in range(n):
-            dx += (x1[i] - x[i]) ** 2
-            da += (a1[i] - a[i]) ** 2
-        factor = math.sqrt(24.0 * ctl[TOL]) if method == VERLET else 2.0 * ctl[TOL]
-        if dx > 0.0 and da > 0.0:
-            return factor / math.sqrt(math.sqrt(da) / math.sqrt(dx))
-        if dx > 0.0:
-            return math.inf
-        # no displacement over the step (a start from rest under a load that starts from
-        # zero): no apparent frequency, the highest one of the system instead
-        return factor * ctl[H0]
+        return apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1,
+                             a1, cv1, phi1, d1, dd1, flags, ws)
     if method == DEVOGE:
         return _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi,
                             dd, x1, v1, a1, cv1, phi1, d1, dd1, flags, ws, hist_t, hist_f)
@@ -248,6 +227,56 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
     if ctl[ADAPTIVE] > 0.0:
         return error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL])
     return 0.0
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1, v1, a1, cv1,
+                  phi1, d1, dd1, flags, ws):
+    """One step of euler or adaptive2 (``step``); returns the wanted step (adaptive) from the
+    apparent frequency of the step."""
+    method = int(ctl[METHOD])
+    n = x.size
+    w, slope = ws.w, ws.slope
+    ws.quad[2] = 0.0
+    for i in range(n):
+        if method == EULER:
+            v1[i] = v[i] + h * a[i]
+            x1[i] = x[i] + h * v1[i]
+        else:
+            ws.vh[i] = v[i] + 0.5 * h * a[i]
+            x1[i] = x[i] + h * ws.vh[i]
+            v1[i] = ws.vh[i] + 0.5 * h * a[i]
+    load_at(tau + h, dt, k, W, w, slope)
+    accel_inline(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    if method == VERLET:
+        for i in range(n):
+            v1[i] = ws.vh[i] + 0.5 * h * a1[i]
+        if ctl[RATE_FREE] > 0.0:
+            # the same acceleration: only the links' rates change
+            if P.shape[0]:
+                link_kinematics(kin, x1, v1, w, d1, dd1)
+                refresh_rates(P, dd1, cv1)
+        else:
+            accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f,
+                  a1)
+    dx = 0.0
+    da = 0.0
+    for i in range(n):
+        dx += (x1[i] - x[i]) ** 2
+        da += (a1[i] - a[i]) ** 2
+    factor = math.sqrt(24.0 * ctl[TOL]) if method == VERLET else 2.0 * ctl[TOL]
+    if dx > 0.0 and da > 0.0:
+        return factor / math.sqrt(math.sqrt(da) / math.sqrt(dx))
+    if dx > 0.0:
+        return math.inf
+    # no displacement over the step (a start from rest under a load that starts from
+    # zero): no apparent frequency, the highest one of the system instead
+    return factor * ctl[H0]
+
+
+#: ``apparent_step`` compiled into the step loop (one call per step, with many arrays)
+apparent_step_inline = numba.njit(cache=True, nogil=True, _nrt=False,
+                                  inline="always")(apparent_step.py_func)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -449,3 +478,4 @@ class Work(NamedTuple):
     eo: np.ndarray
     flags: np.ndarray
     quad: np.ndarray
+    wp: np.ndarray

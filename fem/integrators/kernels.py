@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from fem.linalg import csr_matvec_add
 from fem.links.columns import (ACT, BLK, CMP, DIR, FN, G0, G1, GAP, KIND, LAM, MODE, PDOT,
                                RIGID, SLIP)
 from fem.links.law import evaluate, step_dissipation, stored_energy
@@ -121,7 +122,7 @@ def csr_product(data, indices, indptr, x, out):
         out[r] = s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def csr_transpose_add(data, indices, indptr, y, scale, out):
     """out += scale A^T y (A in CSR parts)."""
     for r in range(indptr.size - 1):
@@ -154,7 +155,7 @@ def quadratic(data, indices, indptr, x, y):
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def link_kinematics(kin, x, v, w, d, dd):
     """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
@@ -162,6 +163,21 @@ def link_kinematics(kin, x, v, w, d, dd):
     if kin.imposed:
         dense_add(kin.Lw, w, 1.0, d)
         dense_add(kin.Lv, w, 1.0, dd)
+
+
+@numba.njit(cache=True, nogil=True)
+def applied_force(ops, kin, x, v, w, phi, links, out):
+    """out = B w - C v - K x, plus L^T phi with ``links``: the force the inertia balances."""
+    B = ops.B
+    for j in range(x.size):
+        f = 0.0
+        for c in range(w.size):
+            f += B[j, c] * w[c]
+        out[j] = f
+    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, out)
+    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, out)
+    if links:
+        csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -237,16 +253,6 @@ close_energy_inline = numba.njit(cache=True, nogil=True, inline="always")(close_
 
 
 @numba.njit(cache=True, nogil=True)
-def step_energy_of(B, Cd, Ci, Cp, Lw, imposed, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1,
-                   d0, d1, E0, E1, quadrature):
-    """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1) (``dof_powers`` on
-    every dof, then ``close_energy``)."""
-    work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
-    close_energy(work, damped, Lw, imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
-                 quadrature)
-
-
-@numba.njit(cache=True, nogil=True)
 def support_work_of(Lw, phi0, phi1, w0, w1):
     """-(phi0 + phi1)/2 . Lw (w1 - w0): the work of the links' imposed motion over a step."""
     s = 0.0
@@ -258,12 +264,14 @@ def support_work_of(Lw, phi0, phi1, w0, w1):
     return s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
                 quadrature):
-    """``step_energy_of`` with the operators and kinematics as named tuples."""
-    step_energy_of(ops.B, ops.Cd, ops.Ci, ops.Cp, kin.Lw, kin.imposed, P, x0, x1, v0, v1, w0,
-                   w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1, quadrature)
+    """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): ``step_powers`` on
+    every dof, then ``close_energy``."""
+    work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, w0, w1, x0, x1, v0, v1)
+    close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0,
+                        d1, E0, E1, quadrature)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -295,7 +303,7 @@ def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
 
 
 # --------------------------------------------------------------------------- events
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     """The normal event function G0 of contact c (positive while its mode holds: chi closed,
     -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
@@ -323,7 +331,7 @@ def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     return chi if closed else -chi
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def armed_by_rate(P, cv, c):
     """Whether the normal function of contact c, at zero within round-off at the start of a
     step (the instant of its last event), leaves zero on the side where its mode holds: a
@@ -338,7 +346,7 @@ def armed_by_rate(P, cv, c):
     return rate > 0.0 if closed else rate < 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     """True when an event function passes from positive to zero or below over the step: at
     its ends, or (normal functions) at the samples of the step's dense output between them (a

@@ -58,10 +58,14 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     first nodes and, when ``jac``, Jd and Jv (m, 3, 3) their derivatives. Rigid contacts give
     no force here: their bond force is the scheme's constraint (column LAM).
     """
-    phi[:] = 0.0
+    for r in range(phi.size):
+        phi[r] = 0.0
     if jac:
-        Jd[:] = 0.0
-        Jv[:] = 0.0
+        for b in range(Jd.shape[0]):
+            for q in range(3):
+                for s in range(3):
+                    Jd[b, q, s] = 0.0
+                    Jv[b, q, s] = 0.0
     for c in range(P.shape[0]):
         b = int(P[c, BLK])
         o = 3 * b
@@ -133,6 +137,22 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
 
 #: the same law compiled into its caller: for the step loops whose one call site is hot
 evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.py_func)
+
+
+def rate_free(P) -> bool:
+    """Whether no contact's force depends on the rate d': no normal damper and no friction
+    (a rigid contact's bond force depends on the acceleration only)."""
+    return bool(np.all((P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def refresh_rates(P, dd, cv):
+    """The rate of the penetration (column PDOT) at the rates dd, the rest of cv unchanged: the
+    law at a new d' when its forces do not depend on d' (``rate_free``)."""
+    for c in range(P.shape[0]):
+        o = 3 * int(P[c, BLK])
+        cv[c, PDOT] = (cv[c, NRM] * dd[o] + cv[c, NRM + 1] * dd[o + 1]
+                       + cv[c, NRM + 2] * dd[o + 2])
 
 
 @numba.njit(cache=True, nogil=True)
