@@ -96,6 +96,10 @@ def main(argv=None) -> int:
         if args.command == "info":
             print(f"error: {damaged(args.results, exc)}", file=sys.stderr)
             return EXIT_INVALID
+        if args.command != "run":
+            print(f"error: internal error of fem ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+            return EXIT_INVALID
         print(f"error: internal error of fem ({type(exc).__name__}: {exc}); the results "
               f"file, if any, is marked \"failed\"", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED

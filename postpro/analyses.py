@@ -109,7 +109,25 @@ class Analysis:
         found = self._group.get(path)
         if not isinstance(found, h5py.Dataset):
             raise PostproError(f"{self._where} (kind '{self.kind}') has no '{path}'")
-        return found
+        return bounded(found, self._results.path)
+
+
+#: how far the data a dataset declares may exceed the size of its file (bytes): fem writes
+#: no compressed dataset, so beyond the rows of one append a larger declaration is damage
+#: (and reading its rows of fill values would take unbounded time and memory)
+SIZE_SLACK = 64 * 2**20
+
+
+def bounded(dataset: h5py.Dataset, path) -> h5py.Dataset:
+    """``dataset``, unless it declares more data than its file can hold (PostproError)."""
+    if dataset.compression is None:
+        declared = dataset.size * dataset.dtype.itemsize
+        held = dataset.file.id.get_filesize()
+        if declared > held + SIZE_SLACK:
+            raise PostproError(f"'{path}' is damaged or was not written by fem (dataset "
+                               f"'{dataset.name}' declares shape {dataset.shape}, "
+                               f"{declared:.3g} bytes, in a file of {held:.3g} bytes)")
+    return dataset
 
 
 class _SampledAnalysis(Analysis):

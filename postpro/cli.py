@@ -56,12 +56,16 @@ def main(argv=None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return common.EXIT_OK
     except OSError as exc:
-        where = f" '{exc.filename}'" if exc.filename else ""
-        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        if not exc.filename:
+            # HDF5's errors on reading damaged data (no file name of their own)
+            print(f"error: {damaged(getattr(args, 'results', None), exc)}", file=sys.stderr)
+            return common.EXIT_INVALID
+        print(f"error: {exc.strerror or exc} '{exc.filename}'", file=sys.stderr)
         return common.EXIT_INVALID
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
-            MemoryError) as exc:
-        # what a results file damaged outside fem makes the readers meet
+            MemoryError, RuntimeError) as exc:
+        # what a results file damaged outside fem makes the readers meet (h5py raises
+        # RuntimeError on a loop of soft links)
         print(f"error: {damaged(getattr(args, 'results', None), exc)}", file=sys.stderr)
         return common.EXIT_INVALID
 

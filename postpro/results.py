@@ -13,7 +13,8 @@ import numpy as np
 
 from postpro import layout
 from postpro.analyses import (_ANALYSIS_CLASSES, BLOCK_ROWS, Analysis, HarmonicAnalysis,
-                              ModalAnalysis, TransientAnalysis, _decode_table, _listing, _text)
+                              ModalAnalysis, TransientAnalysis, _decode_table, _listing, _text,
+                              bounded)
 from postpro.errors import PostproError
 
 __all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis", "Results",
@@ -126,7 +127,7 @@ class Results:
         found = self._file.get(name)
         if not isinstance(found, h5py.Dataset):
             raise PostproError(f"results file '{self.path}' has no dataset '{name}'")
-        return found
+        return bounded(found, self.path)
 
     @classmethod
     def from_h5(cls, file: h5py.File, allow_incomplete: bool = False) -> "Results":
