@@ -7,6 +7,8 @@ Exit codes: 0 success, 1 a check failed, 2 invalid input (study, mesh, results f
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import warnings
 
@@ -83,6 +85,9 @@ def main(argv=None) -> int:
     except SolverError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
+    except Terminated:
+        print("terminated (the results file, if any, is marked \"failed\")", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -116,8 +121,9 @@ def _run(args) -> int:
         else:
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning
-        report = run_study(args.study, args.out, log=log, progress=not args.quiet,
-                           max_steps=args.max_steps)
+        with _terminate_cleanly():
+            report = run_study(args.study, args.out, log=log, progress=not args.quiet,
+                               max_steps=args.max_steps)
     if report.failed_analysis:
         print(f"error: {report.message}", file=sys.stderr)
         print(f"results (incomplete): {report.output}", file=sys.stderr)
@@ -129,6 +135,27 @@ def _run(args) -> int:
     if not args.quiet:
         print(f"results: {report.output}")
     return EXIT_OK if report.checks_passed else EXIT_CHECK_FAILED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a run: unwinds like Ctrl-C, so that the results file is closed and
+    marked "failed" (the step loops return to Python between chunks of steps)."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly():
+    def stop(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:            # not the main thread: leave the default
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -96,6 +96,11 @@ def check_output(output: Path, study: Study):
     try:
         if output.is_dir():
             raise StudyError(f"output: {output} is a directory")
+        folder = output.parent
+        if not folder.exists():
+            raise StudyError(f"output: the folder {folder} of {output} does not exist")
+        if not folder.is_dir():
+            raise StudyError(f"output: {folder}, the folder of {output}, is a file")
         for target in (output, partial_path(output)):
             if target.exists() and not target.is_file():
                 # a device, a pipe, a socket: renaming a results file onto it would replace it

@@ -1,4 +1,5 @@
-"""A run killed with SIGKILL leaves a readable results file that says it did not finish."""
+"""A run killed with SIGKILL or SIGTERM leaves a readable results file that says it did not
+finish."""
 
 from __future__ import annotations
 
@@ -84,7 +85,11 @@ def archived_rows(path: Path) -> int | None:
         return None
 
 
-def test_a_killed_run_leaves_a_readable_running_file(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_a_killed_run_leaves_a_readable_file(tmp_path, sig):
+    """SIGKILL: the file says "running" (nothing could run); SIGTERM: fem stops at the end of
+    the chunk of steps under way, marks the file "failed" and exits with 128 + 15."""
+    sig = getattr(signal, sig)
     (tmp_path / "chain.toml").write_text(chain_study(NODES, STEPS, EVERY), encoding="utf-8")
     final = tmp_path / "chain.h5"
     out = tmp_path / "chain.h5.partial"     # where a run writes until its file is complete
@@ -111,22 +116,28 @@ def test_a_killed_run_leaves_a_readable_running_file(tmp_path):
                     break
             time.sleep(0.05)
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-        proc.stdout.close()
-        proc.stderr.close()
-    assert proc.returncode == -signal.SIGKILL
+        proc.send_signal(sig)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert err.decode().startswith("terminated (the results file, if any, is marked")
 
     assert not final.exists()                  # only a complete file takes the final name
     assert h5py.is_hdf5(out)
     with h5py.File(out, "r") as f:
         assert f.attrs["format"] == layout.FORMAT
-        assert f.attrs["status"] != layout.STATUS_COMPLETE
-        assert f.attrs["status"] == layout.STATUS_RUNNING
+        stopped = layout.STATUS_RUNNING if sig == signal.SIGKILL else layout.STATUS_FAILED
+        assert f.attrs["status"] == stopped
         assert "long chain" in f[layout.STUDY_SOURCE].asstr()[()]
         assert len(f[layout.NODE_NAMES]) == NODES
         group = f[layout.ANALYSES]["long"]
-        assert group.attrs["status"] == layout.STATUS_RUNNING
+        assert group.attrs["status"] in (layout.STATUS_RUNNING, layout.STATUS_FAILED)
         assert group.attrs["kind"] == "transient"
         time_ = group["time"][:]
         displacement = group["displacement"][:]
@@ -141,7 +152,7 @@ def test_a_killed_run_leaves_a_readable_running_file(tmp_path):
 
     # the readers accept it as an incomplete file, and refuse it when a complete one is asked
     with postpro.open(out, require_complete=False) as results:
-        assert results.status == layout.STATUS_RUNNING
+        assert results.status == stopped
     with pytest.raises(postpro.PostproError):
         postpro.open(out, require_complete=True)
     assert main(["info", str(out)]) == 0

@@ -148,12 +148,23 @@ def test_a_study_refused_during_the_run_leaves_no_file(case, capsys, monkeypatch
     assert not (case / "r.h5.partial").exists()
 
 
-def test_an_unwritable_output_is_a_clear_error(case, capsys):
+def test_an_output_in_a_folder_that_is_a_file_is_a_clear_error(case, capsys):
     (case / "file").write_text("x")
     code = main(["run", str(case / "study.toml"), "--out", str(case / "file" / "r.h5")])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert err.startswith("error: output: cannot write")
+    assert err == f"error: output: {case / 'file'}, the folder of {case / 'file' / 'r.h5'}, " \
+                  f"is a file\n"
+    assert (case / "file").read_text() == "x"
+
+
+def test_an_output_in_a_missing_folder_is_a_clear_error(case, capsys):
+    out = case / "missing" / "r.h5"
+    code = main(["run", str(case / "study.toml"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"error: output: the folder {case / 'missing'} of {out} does not exist\n"
+    assert not (case / "missing").exists()
 
 
 def test_an_output_that_is_not_a_regular_file_is_refused(case, capsys):

@@ -731,6 +731,10 @@ def test_error_options(capsys, synthetic, v3, tmp_path):
     assert "argument --dpi: expected a positive integer, got 'many'" in _error(
         capsys, "plot", v3, "--dpi", "many")
     assert "required: SUB" in _error(capsys)
+    assert "argument --start: expected a finite number, got nan" in _error(
+        capsys, "series", v3, "-a", "newmark", "-n", "N3", "--start", "nan")
+    assert "argument --end: expected a number, got 'soon'" in _error(
+        capsys, "series", v3, "-a", "newmark", "-n", "N3", "--end", "soon")
 
 
 def test_error_energy_absent_and_no_links(capsys, v3):

@@ -156,6 +156,21 @@ def test_a_damaged_results_file_is_a_one_line_error(results, tmp_path, capsys, h
     assert err.startswith(f"error: '{path}' is damaged or was not written by fem (")
 
 
+def test_a_time_grid_larger_than_the_memory_is_refused_up_front(tmp_path, capsys, monkeypatch):
+    from fem.study import analysis_blocks
+
+    # 1e6 steps need about 18 MB of grid: refused when the system has 10 MB to give
+    monkeypatch.setattr(analysis_blocks, "available_memory", lambda: 10e6)
+    text = FORCED.format(expression="sin(t)").replace("step = 0.01", "step = 1e-6")
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    out = tmp_path / "r.h5"
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and not (tmp_path / "r.h5.partial").exists()
+    assert "steps need about 0.018 GB for the time grid, more than the 0.01 GB of memory " \
+           "available" in err
+
+
 def test_max_steps_sets_the_limit_of_a_run(tmp_path, capsys):
     text = FORCED.format(expression="sin(t)").replace("step = 0.01", "step = 1e-4")
     (tmp_path / "s.toml").write_text(text, encoding="utf-8")

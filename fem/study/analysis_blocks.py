@@ -71,6 +71,35 @@ def _loads_subset(t: Table, loads):
     return names
 
 
+#: bytes per step of a transient analysis' time grid at its peak (instants, archive mask and
+#: the temporaries that build them; 1.7 GB measured for 1e8 steps)
+GRID_BYTES_PER_STEP = 18
+
+
+def available_memory() -> float | None:
+    """Bytes of memory the system can give a process now (MemAvailable), or None when the
+    system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _fits_in_memory(t: Table, key: str, count: float):
+    """Refuse a step count whose time grid would not fit in the memory available (the run
+    would be killed by the system instead of failing with a message)."""
+    need = GRID_BYTES_PER_STEP * count
+    have = available_memory()
+    if have is not None and need > 0.8 * have:
+        raise t.error(key, f"{count:.3g} steps need about {need / 1e9:.3g} GB for the time grid, "
+                           f"more than the {have / 1e9:.3g} GB of memory available; take a "
+                           f"longer step or split the analysis in time")
+
+
 def _transient(t: Table, p: dict, loads, links):
     basis = t.str("basis", "physical", choices=catalog.BASES)
     p["basis"] = basis
@@ -102,6 +131,7 @@ def _transient(t: Table, p: dict, loads, links):
         if count > step_limit.get():
             raise t.error("steps", f"{count} steps in all (at most {step_limit.get():.0e}; "
                                    f"fem run --max-steps sets another limit)")
+        _fits_in_memory(t, "steps", count)
     elif t.has("step"):
         p["step"] = t.float("step", positive=True)
         if p["step"] > p["end"] - p["start"]:
@@ -112,6 +142,7 @@ def _transient(t: Table, p: dict, loads, links):
             raise t.error("step", f"{p['step']:g} s makes {count:.3g} steps over the analysis "
                                   f"(at most {step_limit.get():.0e}; fem run --max-steps sets "
                                   f"another limit)")
+        _fits_in_memory(t, "step", count)
     elif row.needs_step:
         raise t.missing("step", f"missing (required for scheme '{scheme}'; or give steps)")
     p["loads"] = _loads_subset(t, loads)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 import csv
 import sys
@@ -42,10 +43,21 @@ def add_columns(parser, fields: bool = True):
 
 
 def add_window(parser, unit: str = "s"):
-    parser.add_argument("--start", type=float, metavar="T",
+    parser.add_argument("--start", type=finite_float, metavar="T",
                         help=f"first instant of the window in {unit} (default: the first)")
-    parser.add_argument("--end", type=float, metavar="T",
+    parser.add_argument("--end", type=finite_float, metavar="T",
                         help=f"last instant of the window in {unit} (default: the last)")
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
+    return value
 
 
 def positive_int(text: str) -> int:
