@@ -210,7 +210,8 @@ tolerance = 1e-16
 @pytest.mark.parametrize("name", ["sparse_tags_22.msh", "sparse_tags_41.msh"])
 def test_gmsh_cells_sit_on_the_nodes_of_their_tags(tmp_path, capsys, name):
     """Nodes tagged 30, 10, 20 in that order; SEG2 99 = (20, 30), POI1 7 = (30), SEG2 3 =
-    (10, 20): nodes are named by tag and each cell joins the nodes its tags name."""
+    (10, 20): nodes and cells are named by tag and each cell joins the nodes its tags
+    name."""
     import shutil
 
     import h5py
@@ -228,6 +229,12 @@ def test_gmsh_cells_sit_on_the_nodes_of_their_tags(tmp_path, capsys, name):
     assert sorted(names) == ["N10", "N20", "N30"]
     assert segs == {frozenset({"N10", "N20"}), frozenset({"N20", "N30"})}
     assert points == ["N30"]
+    # cells are named by their element tags, as nodes are
+    cells = {cell: tuple(names[i] for i in c if i >= 0)
+             for cell, c in zip(mesh.cell_names, mesh.connectivity)}
+    assert {k: frozenset(v) for k, v in cells.items()} == {
+        "M99": frozenset({"N20", "N30"}), "M7": frozenset({"N30"}),
+        "M3": frozenset({"N10", "N20"})}
     # and in a model: springs of 100 N/m, 1 kg on N20 (by name) and on the TIP point cell
     shutil.copy(source, tmp_path / name)
     (tmp_path / "s.toml").write_text(f"""

@@ -2,9 +2,10 @@
 
 Names follow code_aster's convention for unnamed entities: nodes ``N1..Nn`` by
 point index, cells ``M1..Mc`` in the order meshio gives them (by cell type, then file
-order). The nodes of an ASCII gmsh file (MSH 2.2 or 4.1) are named by their tags instead,
-``N<tag>``, so that sparse or shuffled tags keep the names the user sees in gmsh. meshio ``vertex`` cells become
-POI1, ``line`` cells SEG2; any other cell type is refused.
+order). The nodes and elements of an ASCII gmsh file (MSH 2.2 or 4.1) are named by their
+tags instead, ``N<tag>`` and ``M<tag>``, so that sparse or shuffled tags keep the names the
+user sees in gmsh (as code_aster names the entities of a gmsh mesh). meshio ``vertex`` cells
+become POI1, ``line`` cells SEG2; any other cell type is refused.
 
 Groups are taken from whatever the format stores:
 
@@ -68,12 +69,81 @@ def read(path) -> Mesh:
         said = said or chatter.getvalue() or type(exc).__name__
         message = " ".join(said.replace("Error:", " ").split())
         raise MeshError(f"cannot read mesh file {path}: {message}") from None
-    names = None
+    names = cells = None
     if path.suffix.lower() == ".msh":
         tags = gmsh_node_tags(path)
         if tags is not None and len(tags) == len(mesh.points):
             names = [f"N{t}" for t in tags]
-    return from_meshio(mesh, str(path), node_names=names)
+            cells = _gmsh_cell_names(path, mesh, tags)
+    return from_meshio(mesh, str(path), node_names=names, cell_names=cells)
+
+
+#: gmsh element types kept: 1 the 2-node line, 15 the point; the meshio cell type of each
+_GMSH_TYPES = {1: "line", 15: "vertex"}
+
+
+def gmsh_element_tags(path) -> list[tuple[int, str, tuple[int, ...]]] | None:
+    """(element tag, meshio cell type, node tags) of the points and 2-node lines of an ASCII
+    gmsh file (MSH 2.2 or 4.1), in file order; None for a binary file or another version."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = iter(f)
+            version = None
+            for line in lines:
+                word = line.strip()
+                if word == "$MeshFormat":
+                    head = next(lines).split()
+                    if len(head) < 2 or head[1] != "0":
+                        return None
+                    version = head[0]
+                elif word == "$Elements":
+                    out = []
+                    if version is None:
+                        return None
+                    if version.startswith("2"):
+                        for _ in range(int(next(lines).split()[0])):
+                            v = [int(x) for x in next(lines).split()]
+                            kind = _GMSH_TYPES.get(v[1])
+                            if kind:
+                                out.append((v[0], kind, tuple(v[3 + v[2]:])))
+                        return out
+                    if version.startswith("4"):
+                        for _ in range(int(next(lines).split()[0])):
+                            head = next(lines).split()
+                            kind = _GMSH_TYPES.get(int(head[2]))
+                            for _ in range(int(head[3])):
+                                v = [int(x) for x in next(lines).split()]
+                                if kind:
+                                    out.append((v[0], kind, tuple(v[1:])))
+                        return out
+                    return None
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return None
+
+
+def _gmsh_cell_names(path, mesh, node_tags) -> list[str] | None:
+    """``M<element tag>`` for each meshio cell (block order), matched on cell type and node
+    tags (copies of one element match in file order); None when they do not all match."""
+    elements = gmsh_element_tags(path)
+    if elements is None:
+        return None
+    queues: dict = {}
+    for tag, kind, nodes in elements:
+        queues.setdefault((kind, nodes), []).append(tag)
+    for queue in queues.values():
+        queue.reverse()
+    names = []
+    try:
+        for block in mesh.cells:
+            for row in np.asarray(block.data).reshape(len(block.data), -1):
+                queue = queues.get((block.type, tuple(node_tags[i] for i in row)))
+                if not queue:
+                    return None
+                names.append(f"M{queue.pop()}")
+    except IndexError:
+        return None
+    return names
 
 
 def gmsh_node_tags(path) -> list[int] | None:
@@ -112,7 +182,7 @@ def gmsh_node_tags(path) -> list[int] | None:
     return None
 
 
-def from_meshio(mesh, source: str = "inline", node_names=None) -> Mesh:
+def from_meshio(mesh, source: str = "inline", node_names=None, cell_names=None) -> Mesh:
     """Convert a ``meshio.Mesh`` into a `Mesh`.
 
     Parameters
@@ -123,6 +193,9 @@ def from_meshio(mesh, source: str = "inline", node_names=None) -> Mesh:
         File name used in the mesh and in error messages.
     node_names : list of str, optional
         Names of the points (default ``N1..Nn``).
+    cell_names : list of str, optional
+        Names of the cells in block order, before copies of one element are merged
+        (default ``M1..Mc`` after merging).
 
     Returns
     -------
@@ -167,8 +240,14 @@ def from_meshio(mesh, source: str = "inline", node_names=None) -> Mesh:
         node_groups[name] = np.unique(nodes[nodes >= 0])
 
     names = node_names if node_names is not None else [f"N{i + 1}" for i in range(n)]
-    return Mesh(node_names=names, coordinates=coordinates,
-                cell_names=[f"M{i + 1}" for i in range(len(cell_type))],
+    cells = None
+    if cell_names is not None and len(cell_names) == len(new_index):
+        cells = [cell_names[i] for i in keep]
+        if len(set(cells)) != len(cells):
+            cells = None
+    if cells is None:
+        cells = [f"M{i + 1}" for i in range(len(cell_type))]
+    return Mesh(node_names=names, coordinates=coordinates, cell_names=cells,
                 cell_type=cell_type, connectivity=connectivity,
                 node_groups=node_groups, cell_groups=cell_groups, source=source)
 
