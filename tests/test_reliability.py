@@ -337,3 +337,34 @@ def test_a_check_the_run_cannot_read_leaves_no_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and not list(tmp_path.glob("r.h5*"))
     assert "time 0.15 s is not archived" in err and f"'{tmp_path / 'r.h5'}'" in err
+
+
+def test_a_check_on_a_field_the_analysis_does_not_archive_is_refused_up_front(tmp_path, capsys):
+    text = CHECKED.format(grid='step = 0.01\nfields = ["velocity"]', time=0.2,
+                          reference=math.sin(0.2))
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    assert code == 2 and not list(tmp_path.glob("r.h5*"))
+    assert capsys.readouterr().err == (
+        "error: check[1].quantity: analysis 'run' does not archive 'displacement' (fields = "
+        "['velocity']); add it to its fields\n")
+
+
+def test_a_check_on_a_mode_beyond_the_count_is_refused_up_front(tmp_path, capsys):
+    text = ONE_DOF + """\
+[[analysis]]
+name = "m"
+kind = "modes"
+count = 1
+[[check]]
+analysis = "m"
+quantity = "frequency"
+mode = 2
+reference = 1.0
+tolerance = 1e-3
+"""
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
+    assert code == 2 and not list(tmp_path.glob("r.h5*"))
+    assert capsys.readouterr().err == (
+        "error: check[1].mode: mode 2, but analysis 'm' computes at most 1 modes\n")

@@ -296,6 +296,15 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
                              f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
                              f"'{a.kind}'")
+        count = a.params.get("count") if a.kind in ("modes", "complex_modes") else None
+        if s.mode is not None and count is not None and s.mode > count:
+            raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "
+                             f"computes at most {count} modes")
+        if a.kind == "transient" and s.quantity in FIELDS and \
+                s.quantity not in a.params.get("fields", FIELDS):
+            raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
+                             f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
+                             f"fields")
         if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],
                                                                          a.params["end"]):
             raise StudyError(f"check[{i + 1}].time: {s.time:g} s is outside analysis "
