@@ -8,6 +8,7 @@ import math
 import h5py
 import numpy as np
 
+from conftest import one_dof_model
 from fem.cli import main
 
 MASS, STIFFNESS, AMPLITUDE = 156.0, 2e6, 3000.0
@@ -24,17 +25,7 @@ def _run(tmp_path, text):
 
 
 def _model(stiffness, damping, expression):
-    return f"""
-[mesh.nodes]
-P = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["P"]
-mass = {MASS}
-stiffness = {stiffness}
-damping = {damping}
-[functions.f]
+    return one_dof_model(MASS, stiffness, damping) + f"""[functions.f]
 expression = "{expression}"
 [[load]]
 name = "f"

@@ -233,7 +233,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@settings(max_examples=150 if DEEP else 6)
+@settings(max_examples=2000 if DEEP else 6)
 @given(flips=st.lists(st.tuples(st.floats(0.0, 1.0, exclude_max=True),
                                 st.integers(1, 255)), min_size=1, max_size=8))
 def test_damaged_results_files_end_cleanly(results, flips):

@@ -185,12 +185,17 @@ def test_max_steps_sets_the_limit_of_a_run(tmp_path, capsys):
     assert out.exists()
 
 
-def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
-    text = ONE_DOF + """\
+#: the one-dof model and its modes analysis "m"
+ONE_MODE = ONE_DOF + """\
 [[analysis]]
 name = "m"
 kind = "modes"
 count = 1
+"""
+
+
+def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
+    text = ONE_MODE + """\
 [[analysis]]
 name = "r"
 kind = "transient"
@@ -200,10 +205,7 @@ scheme = "rk54"
 end = 1.0
 tolerance = 1e-16
 """
-    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
-    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
-    assert code == 2 and not (tmp_path / "r.h5").exists()
-    assert capsys.readouterr().err.startswith(
+    assert refused(tmp_path, capsys, text).startswith(
         "error: analysis[2].tolerance: must be >= 1e-14, got 1e-16")
 
 
@@ -339,23 +341,24 @@ def test_a_check_the_run_cannot_read_leaves_no_file(tmp_path, capsys):
     assert "time 0.15 s is not archived" in err and f"'{tmp_path / 'r.h5'}'" in err
 
 
-def test_a_check_on_a_field_the_analysis_does_not_archive_is_refused_up_front(tmp_path, capsys):
-    text = CHECKED.format(grid='step = 0.01\nfields = ["velocity"]', time=0.2,
-                          reference=math.sin(0.2))
+def refused(tmp_path, capsys, text) -> str:
+    """Run the study ``text``: it must be refused (exit code 2, no file); its message."""
     (tmp_path / "s.toml").write_text(text, encoding="utf-8")
     code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
     assert code == 2 and not list(tmp_path.glob("r.h5*"))
-    assert capsys.readouterr().err == (
+    return capsys.readouterr().err
+
+
+def test_a_check_on_a_field_the_analysis_does_not_archive_is_refused_up_front(tmp_path, capsys):
+    text = CHECKED.format(grid='step = 0.01\nfields = ["velocity"]', time=0.2,
+                          reference=math.sin(0.2))
+    assert refused(tmp_path, capsys, text) == (
         "error: check[1].quantity: analysis 'run' does not archive 'displacement' (fields = "
         "['velocity']); add it to its fields\n")
 
 
 def test_a_check_on_a_mode_beyond_the_count_is_refused_up_front(tmp_path, capsys):
-    text = ONE_DOF + """\
-[[analysis]]
-name = "m"
-kind = "modes"
-count = 1
+    text = ONE_MODE + """\
 [[check]]
 analysis = "m"
 quantity = "frequency"
@@ -363,8 +366,5 @@ mode = 2
 reference = 1.0
 tolerance = 1e-3
 """
-    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
-    code = main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5")])
-    assert code == 2 and not list(tmp_path.glob("r.h5*"))
-    assert capsys.readouterr().err == (
+    assert refused(tmp_path, capsys, text) == (
         "error: check[1].mode: mode 2, but analysis 'm' computes at most 1 modes\n")

@@ -28,10 +28,11 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fem.integrators.kernels import csr_transpose_add, dense_add, link_kinematics
+from fem.integrators.kernels import (csr_transpose_add, dense_add, linear_force,
+                                     link_kinematics)
 from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, SV, SX, TOL,
                                       error_ratio, load_at)
-from fem.linalg import banded_solve_into, csr_matvec_add, small_solve
+from fem.linalg import banded_solve_into, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, LAM, MODE
 from fem.links.law import evaluate_inline as evaluate, refresh_rates
 
@@ -71,16 +72,7 @@ def tableau(name):
 def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, work, out):
     """out = the acceleration at (x, v) under the loads w and the links (module docstring);
     writes the contact values cv_new (from cv_old: anchors, modes), phi, d, d'."""
-    n = x.size
-    nb = w.size
-    B = ops.B
-    for j in range(n):
-        f = 0.0
-        for c in range(nb):
-            f += B[j, c] * w[c]
-        work[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, work)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, work)
+    linear_force(ops, x, v, w, work)
     if P.shape[0]:
         link_kinematics(kin, x, v, w, d, dd)
         evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, False)
@@ -329,14 +321,7 @@ def _quadratic(ts, fs, t, out):
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _linear_accel(ops, mass, x, v, w, work, out):
     """M^-1 (B w - C v - K x)."""
-    B = ops.B
-    for j in range(x.size):
-        f = 0.0
-        for c in range(w.size):
-            f += B[j, c] * w[c]
-        work[j] = f
-    csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, work)
-    csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, work)
+    linear_force(ops, x, v, w, work)
     _mass_solve(mass, work, out)
 
 

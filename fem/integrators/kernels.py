@@ -165,9 +165,9 @@ def link_kinematics(kin, x, v, w, d, dd):
         dense_add(kin.Lv, w, 1.0, dd)
 
 
-@numba.njit(cache=True, nogil=True)
-def applied_force(ops, kin, x, v, w, phi, links, out):
-    """out = B w - C v - K x, plus L^T phi with ``links``: the force the inertia balances."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def linear_force(ops, x, v, w, out):
+    """out = B w - C v - K x."""
     B = ops.B
     for j in range(x.size):
         f = 0.0
@@ -176,6 +176,12 @@ def applied_force(ops, kin, x, v, w, phi, links, out):
         out[j] = f
     csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, -1.0, out)
     csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, -1.0, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def applied_force(ops, kin, x, v, w, phi, links, out):
+    """out = B w - C v - K x, plus L^T phi with ``links``: the force the inertia balances."""
+    linear_force(ops, x, v, w, out)
     if links:
         csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, out)
 

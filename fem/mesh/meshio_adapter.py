@@ -78,13 +78,10 @@ def read(path) -> Mesh:
     return from_meshio(mesh, str(path), node_names=names, cell_names=cells)
 
 
-#: gmsh element types kept: 1 the 2-node line, 15 the point; the meshio cell type of each
-_GMSH_TYPES = {1: "line", 15: "vertex"}
-
-
-def gmsh_element_tags(path) -> list[tuple[int, str, tuple[int, ...]]] | None:
-    """(element tag, meshio cell type, node tags) of the points and 2-node lines of an ASCII
-    gmsh file (MSH 2.2 or 4.1), in file order; None for a binary file or another version."""
+def _gmsh_section(path, section: str, parse):
+    """``parse(version, lines)`` on the lines that follow ``section`` (e.g. "$Nodes") of an
+    ASCII gmsh file; None for a binary file, a file without that section, or lines ``parse``
+    cannot read."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = iter(f)
@@ -94,31 +91,66 @@ def gmsh_element_tags(path) -> list[tuple[int, str, tuple[int, ...]]] | None:
                 if word == "$MeshFormat":
                     head = next(lines).split()
                     if len(head) < 2 or head[1] != "0":
-                        return None
+                        return None                  # binary
                     version = head[0]
-                elif word == "$Elements":
-                    out = []
-                    if version is None:
-                        return None
-                    if version.startswith("2"):
-                        for _ in range(int(next(lines).split()[0])):
-                            v = [int(x) for x in next(lines).split()]
-                            kind = _GMSH_TYPES.get(v[1])
-                            if kind:
-                                out.append((v[0], kind, tuple(v[3 + v[2]:])))
-                        return out
-                    if version.startswith("4"):
-                        for _ in range(int(next(lines).split()[0])):
-                            head = next(lines).split()
-                            kind = _GMSH_TYPES.get(int(head[2]))
-                            for _ in range(int(head[3])):
-                                v = [int(x) for x in next(lines).split()]
-                                if kind:
-                                    out.append((v[0], kind, tuple(v[1:])))
-                        return out
-                    return None
+                elif word == section:
+                    return None if version is None else parse(version, lines)
     except (OSError, ValueError, IndexError, StopIteration):
         return None
+    return None
+
+
+def gmsh_node_tags(path) -> list[int] | None:
+    """The node tags of an ASCII gmsh file (MSH 2.2 or 4.1) in file order (the order of
+    meshio's points); None for a binary file or another version."""
+    return _gmsh_section(path, "$Nodes", _node_tags)
+
+
+def _node_tags(version: str, lines):
+    if version.startswith("2"):
+        count = int(next(lines).split()[0])
+        return [int(next(lines).split()[0]) for _ in range(count)]
+    if version.startswith("4"):
+        blocks = int(next(lines).split()[0])
+        tags: list[int] = []
+        for _ in range(blocks):
+            count = int(next(lines).split()[3])
+            block = [int(next(lines).split()[0]) for _ in range(count)]
+            for _ in range(count):
+                next(lines)
+            tags += block
+        return tags
+    return None
+
+
+#: gmsh element types kept: 1 the 2-node line, 15 the point; the meshio cell type of each
+_GMSH_TYPES = {1: "line", 15: "vertex"}
+
+
+def gmsh_element_tags(path) -> list[tuple[int, str, tuple[int, ...]]] | None:
+    """(element tag, meshio cell type, node tags) of the points and 2-node lines of an ASCII
+    gmsh file (MSH 2.2 or 4.1), in file order; None for a binary file or another version."""
+    return _gmsh_section(path, "$Elements", _element_tags)
+
+
+def _element_tags(version: str, lines):
+    out = []
+    if version.startswith("2"):
+        for _ in range(int(next(lines).split()[0])):
+            v = [int(x) for x in next(lines).split()]
+            kind = _GMSH_TYPES.get(v[1])
+            if kind:
+                out.append((v[0], kind, tuple(v[3 + v[2]:])))
+        return out
+    if version.startswith("4"):
+        for _ in range(int(next(lines).split()[0])):
+            head = next(lines).split()
+            kind = _GMSH_TYPES.get(int(head[2]))
+            for _ in range(int(head[3])):
+                v = [int(x) for x in next(lines).split()]
+                if kind:
+                    out.append((v[0], kind, tuple(v[1:])))
+        return out
     return None
 
 
@@ -144,42 +176,6 @@ def _gmsh_cell_names(path, mesh, node_tags) -> list[str] | None:
     except IndexError:
         return None
     return names
-
-
-def gmsh_node_tags(path) -> list[int] | None:
-    """The node tags of an ASCII gmsh file (MSH 2.2 or 4.1) in file order (the order of
-    meshio's points); None for a binary file or another version."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = iter(f)
-            version = None
-            for line in lines:
-                word = line.strip()
-                if word == "$MeshFormat":
-                    head = next(lines).split()
-                    if len(head) < 2 or head[1] != "0":
-                        return None                  # binary
-                    version = head[0]
-                elif word == "$Nodes":
-                    if version is None:
-                        return None
-                    if version.startswith("2"):
-                        count = int(next(lines).split()[0])
-                        return [int(next(lines).split()[0]) for _ in range(count)]
-                    if version.startswith("4"):
-                        blocks = int(next(lines).split()[0])
-                        tags: list[int] = []
-                        for _ in range(blocks):
-                            count = int(next(lines).split()[3])
-                            block = [int(next(lines).split()[0]) for _ in range(count)]
-                            for _ in range(count):
-                                next(lines)
-                            tags += block
-                        return tags
-                    return None
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-    return None
 
 
 def from_meshio(mesh, source: str = "inline", node_names=None, cell_names=None) -> Mesh:
