@@ -129,10 +129,14 @@ def run_study(path, out=None, *, log=None, progress: bool = False,
     log = log or (lambda msg: None)
     token = step_limit.set(int(max_steps)) if max_steps else None
     try:
-        study, model = prepare(path)
+        return _run(path, out, log, progress)
     finally:
         if token is not None:
             step_limit.reset(token)
+
+
+def _run(path, out, log, progress) -> RunReport:
+    study, model = prepare(path)
     output = Path(out) if out else study.output
     check_output(output, study)
     partial = partial_path(output)

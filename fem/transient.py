@@ -21,6 +21,7 @@ from fem.integrators.events import MAX_EVENTS_PER_STEP, ZenoGuard, locate
 from fem.integrators.kernels import (DIVERGED, DONE, ENERGY_TERMS, EVENT, EVENT_NAMES, FULL,
                                      MINSTEP, NOT_SETTLED, make_outputs)
 from fem.links.columns import NV
+from fem.study.specs import step_limit
 
 #: a chunk holds at most this many float64 values per archived field
 CHUNK_VALUES = 4_000_000
@@ -87,9 +88,16 @@ def _run_chunk(scheme, chunk, sink, result):
     scheme.begin(chunk)
     row = 0
     storm_at, storm = None, 0
+    limit = step_limit.get()
     while True:
         status, row = scheme.advance(out, row)
         _drain(scheme, result)
+        if scheme.steps + scheme.rejected > limit:
+            sink.append(out, row)
+            raise SolverError(f"{scheme.label}: {scheme.name} took more than {limit:.3g} steps "
+                              f"({scheme.steps} taken, {scheme.rejected} refused) by "
+                              f"t = {scheme.t:.9g} s; fem run --max-steps sets another limit "
+                              f"(or loosen the tolerance, raise min_step)")
         if status == DONE:
             break
         if status == FULL:

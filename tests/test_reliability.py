@@ -368,3 +368,35 @@ tolerance = 1e-3
 """
     assert refused(tmp_path, capsys, text) == (
         "error: check[1].mode: mode 2, but analysis 'm' computes at most 1 modes\n")
+
+
+def test_an_adaptive_scheme_stops_at_the_step_limit(tmp_path, capsys):
+    """The steps of an adaptive scheme are not known before the run: --max-steps bounds them
+    while it runs (exit code 3, the file keeps what was computed, marked "failed")."""
+    import h5py
+
+    text = ONE_MODE + """\
+[[initial]]
+nodes = ["P"]
+velocity = { DX = 1.0 }
+[[analysis]]
+name = "r"
+kind = "transient"
+basis = "modal"
+modes = "m"
+scheme = "rk54"
+end = 100.0
+tolerance = 1e-10
+"""
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    out = tmp_path / "r.h5"
+    code = main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--max-steps", "1000",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.startswith("error: analysis 'r': rk54 took more than 1e+03 steps (")
+    assert "fem run --max-steps sets another limit" in err
+    with h5py.File(out) as f:
+        assert f.attrs["status"] == "failed"
+        assert f["analyses/r"].attrs["status"] == "failed"
+        assert 0 < f["analyses/r/time"][-1] < 100.0

@@ -47,6 +47,10 @@ from fem.links.columns import MODE
 from fem.links.law import rate_free, stored_energy
 
 # --------------------------------------------------------------------------- the loop
+#: the most steps (taken or refused) one call of the loop makes before it returns FULL
+CALL_STEPS = 1 << 20
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur, ws,
          hist_t, hist_f, out, row, locate, log):
@@ -73,7 +77,14 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     # the loads at the start of the step (those at its end are left in ws.w by the step)
     wp = ws.wp
     load_at(tau, dt, k, W, wp, ws.slope)
+    taken = 0
     while tau < tend * (1.0 - 1e-15):
+        taken += 1
+        if taken > CALL_STEPS:
+            # back to the driver now and then (step budget, progress, signals)
+            ctl[TAU] = tau
+            ctl[H] = h
+            return FULL, row
         if adaptive:
             hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
         else:
