@@ -81,7 +81,7 @@ class Table:
             return value
         return check_float(value, self.key(name), min=min, max=max, positive=positive)
 
-    def int(self, name, default=_REQUIRED, *, min=None):
+    def int(self, name, default=_REQUIRED, *, min=None, max=None):
         value = self.raw(name, default)
         if value is default and default is not _REQUIRED:
             return value
@@ -89,6 +89,8 @@ class Table:
             raise self.error(name, f"expected an integer, got {_describe(value)}")
         if min is not None and value < min:
             raise self.error(name, f"must be >= {min}, got {value}")
+        if max is not None and value > max:
+            raise self.error(name, f"must be <= {max:g}, got {value:g}")
         return value
 
     def bool(self, name, default=_REQUIRED):

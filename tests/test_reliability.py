@@ -400,3 +400,18 @@ tolerance = 1e-10
         assert f.attrs["status"] == "failed"
         assert f["analyses/r"].attrs["status"] == "failed"
         assert 0 < f["analyses/r/time"][-1] < 100.0
+
+
+def test_a_harmonic_sweep_of_too_many_frequencies_is_refused(tmp_path, capsys):
+    text = ONE_DOF + """\
+[[load]]
+name = "f"
+nodes = ["P"]
+FX = 1.0
+[[analysis]]
+name = "h"
+kind = "harmonic"
+frequencies = { start = 1.0, stop = 2.0, count = 1000000000000 }
+"""
+    assert refused(tmp_path, capsys, text) == (
+        "error: analysis[1].frequencies.count: must be <= 1e+06, got 1e+12\n")

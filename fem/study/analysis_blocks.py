@@ -204,17 +204,23 @@ def _within(x: float, start: float, end: float) -> bool:
     return start - 1e-12 * max(1.0, abs(start)) <= x <= end + 1e-12 * max(1.0, abs(end))
 
 
+#: the most frequencies of a harmonic analysis (each is a complex solve of the model)
+MAX_FREQUENCIES = 10**6
+
+
 def _harmonic(t: Table, p: dict, loads):
     raw = t.raw("frequencies")
     if isinstance(raw, list):
         freqs = check_float_list(raw, t.key("frequencies"))
         if not freqs or any(f < 0 for f in freqs):
             raise t.error("frequencies", "expected a non-empty list of frequencies >= 0 (Hz)")
+        if len(freqs) > MAX_FREQUENCIES:
+            raise t.error("frequencies", f"{len(freqs)} frequencies, at most {MAX_FREQUENCIES:g}")
         p["frequencies"] = freqs
     else:
         ft = Table(raw, t.key("frequencies"))
         start, stop = ft.float("start", min=0.0), ft.float("stop", min=0.0)
-        count = ft.int("count", min=1)
+        count = ft.int("count", min=1, max=MAX_FREQUENCIES)
         ft.done()
         if stop < start:
             raise ft.error("stop", f"must be >= start ({start:g}), got {stop:g}")
