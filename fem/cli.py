@@ -105,6 +105,10 @@ def main(argv=None) -> int:
             print(f"error: internal error of fem ({type(exc).__name__}: {exc})",
                   file=sys.stderr)
             return EXIT_INVALID
+        if isinstance(exc, MemoryError):
+            print(f"error: not enough memory ({exc}); the results file, if any, is marked "
+                  f"\"failed\"", file=sys.stderr)
+            return EXIT_ANALYSIS_FAILED
         print(f"error: internal error of fem ({type(exc).__name__}: {exc}); the results "
               f"file, if any, is marked \"failed\"", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
