@@ -170,14 +170,14 @@ class ExactScheme(Scheme):
         n, nb = self.n, self.phases.nb
         t0 = self.t
         # the external forces B w(t) and the state-space forcing E u(t) as sums of
-        # exponentials of (t - t0) on the stretch
-        terms = forcing_terms(self.dyn.columns, self.phases.B, t0, stop)
+        # exponentials of (t - t0) on the stretch (one decomposition of the load columns)
+        B = self.phases.B
+        terms = forcing_terms(self.dyn.columns, np.vstack([B, ph.E[:, :nb]]), t0, stop)
         if terms is None:
             return None
-        mu, forces = terms
-        vectors, mus = self._state_forcing(ph, t0, stop)
-        if vectors is None:
-            return None
+        mu, both = terms
+        forces = both[:B.shape[0]]
+        vectors, mus = self._state_forcing(ph, mu, both[B.shape[0]:])
         piece = make_piece(spectral, self._z(), (mus, vectors), None)
         if piece is None:
             return None
@@ -201,17 +201,12 @@ class ExactScheme(Scheme):
         E1 = E0 + self._energy_closed(ph, piece, mu, forces, s1)[0]
         return self._finish(ph, z1, a1, E1, t0 + s_end, found), row
 
-    def _state_forcing(self, ph, a, b):
-        """(vectors (2n, K), mu (K,)): E u(t0 + s) = sum_k vectors_k exp(mu_k s) on (a, b)."""
+    def _state_forcing(self, ph, mu, vectors):
+        """(vectors (2n, K), mu (K,)): E u(t0 + s) = sum_k vectors_k exp(mu_k s), from the
+        terms (mu, vectors) of its load columns and the constant column of E."""
         nb = self.phases.nb
-        cols = list(self.dyn.columns)
-        Eu = ph.E
-        terms = forcing_terms(cols, Eu[:, :nb], a, b)
-        if terms is None:
-            return None, None
-        mu, vectors = terms
-        vectors = np.asarray(vectors, complex)
-        const = Eu[:, nb]
+        vectors = np.array(vectors, complex)
+        const = ph.E[:, nb]
         if np.any(const):
             zero = np.flatnonzero(mu == 0)
             if len(zero):
