@@ -17,6 +17,10 @@ MAX_BANDED_ENTRIES = 50_000_000
 MAX_BANDWIDTH = 2000
 
 
+#: a matrix whose bandwidth in its own ordering is at most this is factorized as it is
+NARROW = 4
+
+
 class Factor:
     """A symmetric positive definite matrix, factorized.
 
@@ -37,10 +41,15 @@ class Factor:
             self.band = self.lower
             self.banded = True
             return
-        perm = scipy.sparse.csgraph.reverse_cuthill_mckee(matrix, symmetric_mode=True)
-        perm = np.asarray(perm, np.int64)
-        P = matrix[perm][:, perm].tocoo()
+        P = matrix.tocoo()
         bandwidth = int(np.max(np.abs(P.row - P.col))) if P.nnz else 0
+        if bandwidth <= NARROW:
+            perm = np.arange(n, dtype=np.int64)       # narrow already: no reordering
+        else:
+            perm = scipy.sparse.csgraph.reverse_cuthill_mckee(matrix, symmetric_mode=True)
+            perm = np.asarray(perm, np.int64)
+            P = matrix[perm][:, perm].tocoo()
+            bandwidth = int(np.max(np.abs(P.row - P.col))) if P.nnz else 0
         if bandwidth <= MAX_BANDWIDTH and (bandwidth + 1) * n <= MAX_BANDED_ENTRIES:
             ab = np.zeros((bandwidth + 1, n))
             lower = P.row >= P.col

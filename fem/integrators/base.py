@@ -50,6 +50,7 @@ import scipy.sparse.linalg
 from fem.errors import SolverError
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
                                      make_buffers, make_log, record_changes)
+from fem.linalg import as_csr
 from fem.links.columns import (BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, KT, LAM, MODE, MU, NP,
                                NV, RIGID)
 
@@ -407,13 +408,14 @@ class _MassSolver:
     """M^-1 rhs for a sparse mass matrix; zero on massless dofs (whose equations are static)."""
 
     def __init__(self, M):
-        M = sp.csr_matrix(M)
+        M = as_csr(M)
         d = M.diagonal()
-        self.massive = np.asarray(abs(M).sum(axis=1)).ravel() > 0
         self.diagonal = M.nnz == np.count_nonzero(d)
         if self.diagonal:
+            self.massive = d != 0
             self.inv = np.where(d != 0, 1.0 / np.where(d != 0, d, 1.0), 0.0)
         else:
+            self.massive = np.asarray(abs(M).sum(axis=1)).ravel() > 0
             sub = M[self.massive][:, self.massive].tocsc()
             try:
                 self.lu = scipy.sparse.linalg.splu(sub)
