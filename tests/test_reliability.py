@@ -415,3 +415,32 @@ frequencies = { start = 1.0, stop = 2.0, count = 1000000000000 }
 """
     assert refused(tmp_path, capsys, text) == (
         "error: analysis[1].frequencies.count: must be <= 1e+06, got 1e+12\n")
+
+
+def test_a_harmonic_grid_ends_exactly_at_its_stop(tmp_path, capsys):
+    """0.1 + 2 * (0.3 - 0.1) / 2 is 0.30000000000000004 in floating point: the grid must
+    hold 0.3 itself."""
+    import h5py
+
+    text = ONE_DOF + """\
+[[load]]
+name = "f"
+nodes = ["P"]
+FX = 1.0
+[[analysis]]
+name = "h"
+kind = "harmonic"
+frequencies = { start = 0.1, stop = 0.3, count = 3 }
+"""
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"),
+                 "--quiet"]) == 0
+    with h5py.File(tmp_path / "r.h5") as f:
+        frequency = f["analyses/h/frequency"][:]
+    assert frequency[0] == 0.1 and frequency[-1] == 0.3 and len(frequency) == 3
+
+
+def test_a_step_longer_than_the_analysis_is_refused(tmp_path, capsys):
+    text = FORCED.format(expression="sin(t)").replace("step = 0.01", "step = 2.0")
+    assert refused(tmp_path, capsys, text) == (
+        "error: analysis[1].step: 2 s is longer than the analysis (1 s)\n")
