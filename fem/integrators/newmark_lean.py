@@ -181,12 +181,16 @@ def _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, z, zs):
     s = 1.0 + alpha
     n = x.size
     rows, SB = sops.rows, sops.SB
+    if alpha == 0.0:
+        # the products act on the predictors themselves
+        z, zs = ut, vt
     for j in range(n):
         u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
         ut[j] = u1
         vt[j] = v1
-        z[j] = s * u1 - alpha * x[j]
-        zs[j] = s * v1 - alpha * v[j]
+        if alpha != 0.0:
+            z[j] = s * u1 - alpha * x[j]
+            zs[j] = s * v1 - alpha * v[j]
     for j in range(n):
         acc = 0.0
         for q in range(n):
