@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from fem.errors import SolverError
-from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at
+from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at, quadratic
 from fem.links import impact
 from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, GAP, KIND, LAM, MODE,
                                MU, MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
@@ -244,8 +244,9 @@ def _dissipate(scheme, stored_before: float):
     # a contact landed on its switching point holds energy at the round-off of that point:
     # transfers below the round-off of the mechanical energy are not dissipation
     v, x = b.V[c], b.X[c]
-    total = abs(0.5 * float(v @ (scheme.dyn.mass @ v))) + abs(0.5 * float(
-        x @ (scheme.dyn.stiffness @ x))) + max(stored_before, 0.0)
+    ops = scheme.ops
+    total = abs(0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)) + abs(0.5 * quadratic(
+        ops.Kd, ops.Ki, ops.Kp, x, x)) + max(stored_before, 0.0)
     if abs(change) > 1e-13 * total:
         b.E[c][2] += change
 
