@@ -194,17 +194,21 @@ count = 1
 """
 
 
-def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
-    text = ONE_MODE + """\
+#: ONE_MODE and an rk54 analysis "r" on its modal basis
+RK54 = ONE_MODE + """\
 [[analysis]]
 name = "r"
 kind = "transient"
 basis = "modal"
 modes = "m"
 scheme = "rk54"
-end = 1.0
-tolerance = 1e-16
+end = {end}
+tolerance = {tolerance}
 """
+
+
+def test_a_tolerance_below_1e_14_is_refused(tmp_path, capsys):
+    text = RK54.format(end=1.0, tolerance=1e-16)
     assert refused(tmp_path, capsys, text).startswith(
         "error: analysis[2].tolerance: must be >= 1e-14, got 1e-16")
 
@@ -375,18 +379,10 @@ def test_an_adaptive_scheme_stops_at_the_step_limit(tmp_path, capsys):
     while it runs (exit code 3, the file keeps what was computed, marked "failed")."""
     import h5py
 
-    text = ONE_MODE + """\
+    text = RK54.format(end=100.0, tolerance=1e-10) + """\
 [[initial]]
 nodes = ["P"]
 velocity = { DX = 1.0 }
-[[analysis]]
-name = "r"
-kind = "transient"
-basis = "modal"
-modes = "m"
-scheme = "rk54"
-end = 100.0
-tolerance = 1e-10
 """
     (tmp_path / "s.toml").write_text(text, encoding="utf-8")
     out = tmp_path / "r.h5"
@@ -402,8 +398,8 @@ tolerance = 1e-10
         assert 0 < f["analyses/r/time"][-1] < 100.0
 
 
-def test_a_harmonic_sweep_of_too_many_frequencies_is_refused(tmp_path, capsys):
-    text = ONE_DOF + """\
+#: the one-dof model under a unit force, and a harmonic analysis "h" over ``frequencies``
+HARMONIC = ONE_DOF.replace("{", "{{").replace("}", "}}") + """\
 [[load]]
 name = "f"
 nodes = ["P"]
@@ -411,8 +407,12 @@ FX = 1.0
 [[analysis]]
 name = "h"
 kind = "harmonic"
-frequencies = { start = 1.0, stop = 2.0, count = 1000000000000 }
+frequencies = {frequencies}
 """
+
+
+def test_a_harmonic_sweep_of_too_many_frequencies_is_refused(tmp_path, capsys):
+    text = HARMONIC.format(frequencies="{ start = 1.0, stop = 2.0, count = 1000000000000 }")
     assert refused(tmp_path, capsys, text) == (
         "error: analysis[1].frequencies.count: must be <= 1e+06, got 1e+12\n")
 
@@ -422,16 +422,7 @@ def test_a_harmonic_grid_ends_exactly_at_its_stop(tmp_path, capsys):
     hold 0.3 itself."""
     import h5py
 
-    text = ONE_DOF + """\
-[[load]]
-name = "f"
-nodes = ["P"]
-FX = 1.0
-[[analysis]]
-name = "h"
-kind = "harmonic"
-frequencies = { start = 0.1, stop = 0.3, count = 3 }
-"""
+    text = HARMONIC.format(frequencies="{ start = 0.1, stop = 0.3, count = 3 }")
     (tmp_path / "s.toml").write_text(text, encoding="utf-8")
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r.h5"),
                  "--quiet"]) == 0
