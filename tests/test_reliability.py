@@ -411,10 +411,13 @@ frequencies = {frequencies}
 """
 
 
-def test_a_harmonic_sweep_of_too_many_frequencies_is_refused(tmp_path, capsys):
+def test_a_harmonic_sweep_of_too_many_or_uncounted_frequencies_is_refused(tmp_path, capsys):
     text = HARMONIC.format(frequencies="{ start = 1.0, stop = 2.0, count = 1000000000000 }")
     assert refused(tmp_path, capsys, text) == (
         "error: analysis[1].frequencies.count: must be <= 1e+06, got 1e+12\n")
+    text = HARMONIC.format(frequencies="{ start = 1.0, stop = 2.0 }")
+    assert refused(tmp_path, capsys, text) == (
+        "error: analysis[1].frequencies.count: missing (required)\n")
 
 
 def test_a_harmonic_grid_ends_exactly_at_its_stop(tmp_path, capsys):
