@@ -32,8 +32,8 @@ import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import Scheme
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row, crossed,
-                                     diverged, record_changes, step_energy)
+from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
+                                     crossed_inline, diverged, record_changes, step_energy)
 from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXPONENT, H, H0,
                                       HISTORY, HMAX, HMIN, HSTAB, LAST_REJECTED, METHOD,
                                       RATE_FREE, REJECTED, SV, SX, TAU, TOL, hermite,
@@ -135,7 +135,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
                     ws.quad)
         if P.shape[0]:
             if locate:
-                if crossed(P, cv, cv1, db, dd, db1, dd1, hs):
+                if crossed_inline(P, cv, cv1, db, dd, db1, dd1, hs):
                     ctl[TAU] = tau
                     ctl[H] = hs
                     return EVENT, row

@@ -34,7 +34,7 @@ from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, 
                                       error_ratio, load_at)
 from fem.linalg import banded_solve_into, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, LAM, MODE
-from fem.links.law import evaluate_inline as evaluate, refresh_rates
+from fem.links.law import evaluate, refresh_rates
 
 # methods
 RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3

@@ -352,7 +352,7 @@ def armed_by_rate(P, cv, c):
     return rate > 0.0 if closed else rate < 0.0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     """True when an event function passes from positive to zero or below over the step: at
     its ends, or (normal functions) at the samples of the step's dense output between them (a
@@ -379,6 +379,10 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
             elif positive:
                 return True
     return False
+
+
+#: ``crossed`` compiled into the explicit steps' loop (a call per step)
+crossed_inline = numba.njit(cache=True, nogil=True, inline="always")(crossed.py_func)
 
 
 @numba.njit(cache=True, nogil=True)
