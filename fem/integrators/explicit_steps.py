@@ -82,10 +82,6 @@ def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, wo
         _bonds(kin, mass, P, rig, w, cv_new, phi, out)
 
 
-#: ``accel`` compiled into its caller (the steps of euler and adaptive2)
-accel_inline = numba.njit(cache=True, nogil=True, _nrt=False, inline="always")(accel.py_func)
-
-
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _mass_solve(mass, rhs, out):
     if mass.diagonal:
@@ -239,7 +235,7 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
             x1[i] = x[i] + h * ws.vh[i]
             v1[i] = ws.vh[i] + 0.5 * h * a[i]
     load_at(tau + h, dt, k, W, w, slope)
-    accel_inline(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
     if method == VERLET:
         for i in range(n):
             v1[i] = ws.vh[i] + 0.5 * h * a1[i]

@@ -122,7 +122,7 @@ def csr_product(data, indices, indptr, x, out):
         out[r] = s
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def csr_transpose_add(data, indices, indptr, y, scale, out):
     """out += scale A^T y (A in CSR parts)."""
     for r in range(indptr.size - 1):
@@ -155,7 +155,7 @@ def quadratic(data, indices, indptr, x, y):
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def link_kinematics(kin, x, v, w, d, dd):
     """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
@@ -270,14 +270,14 @@ def support_work_of(Lw, phi0, phi1, w0, w1):
     return s
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0, E1,
                 quadrature):
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): ``step_powers`` on
     every dof, then ``close_energy``."""
     work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, w0, w1, x0, x1, v0, v1)
-    close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0,
-                        d1, E0, E1, quadrature)
+    close_energy(work, damped, kin.Lw, kin.imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0,
+                 E1, quadrature)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -309,7 +309,7 @@ def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
 
 
 # --------------------------------------------------------------------------- events
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     """The normal event function G0 of contact c (positive while its mode holds: chi closed,
     -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
@@ -337,7 +337,7 @@ def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     return chi if closed else -chi
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def armed_by_rate(P, cv, c):
     """Whether the normal function of contact c, at zero within round-off at the start of a
     step (the instant of its last event), leaves zero on the side where its mode holds: a
