@@ -14,6 +14,10 @@ place (one buffer, no copy and no swap). Two cases qualify:
   damper, no friction, and a contact opens or closes at a step where its penetration is not
   positive), so the energy terms are the work of the loads and of the structural dampers.
 
+The steps run in ``_segment``, a loop that stops only at a step that is archived, changes a
+contact's mode or diverges; the work of those steps (the law in full, the event log, the
+archive) is done outside it, so that the few arrays of a step are all the loop holds.
+
 Everything else goes through the general loop (``fem.integrators.newmark_steps._loop``). The
 law is evaluated in full (``fem.integrators.kernels.links_at``) where its values are read:
 archived instants, steps where a contact changes mode (the event log), and the end of the
@@ -30,8 +34,7 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
 from fem.integrators.newmark_steps import (_predict, _predict_diagonal, advance_state,
                                            predict)
 from fem.linalg import banded_solve_into
-from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, MU, PLANE
-from fem.links.shock import normal_force
+from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
 
 
 def qualifies(co, P, imposed: bool, locate: bool) -> bool:
@@ -79,10 +82,8 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
     closed = wk.mask
     for c in range(nc):
         closed[c] = cv[c, ACT]
-    beta, gamma = co.beta, co.gamma
-    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
+    B = ops.B
     diagonal = sops.kind == 1 and ops.Kdiag.size == n
-    cdiag = ops.Cdiag
     f0 = wk.xs
     if energy and diagonal:
         # B w at the first knot (then each step's f)
@@ -91,10 +92,51 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
         for c in range(B.shape[1]):
             for j in range(n):
                 f0[j] += B[j, c] * W[i0, c]
-    for i in range(i0 + 1, k + 1):
+    i = i0
+    while i < k:
         if nc and log.count[0] + nc > log.time.size:
-            _evaluate(P, kin, x, v, W[i - 1], s0, cvs, wk.flags, Jd, Jv, closed)
-            return FULL, i - 1, 0, row
+            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
+            return FULL, i, 0, row
+        if sops.kind == 2:
+            # dense coupled modes: the long step runs best in a function of its own
+            i, changed, bad = _segment_call(i, k, dt, co, ops, sops, W, archive, s0, x, v, a,
+                                            ut, vt, f, f0, wk, e, P, R, RS, closed, energy)
+        else:
+            i, changed, bad = _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut,
+                                       vt, f, f0, wk, e, P, R, RS, closed, energy)
+        if bad:
+            for j in range(n):
+                buf.X[1 - cur, j] = x[j]
+            return DIVERGED, i, 0, row
+        if changed:
+            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
+            record_changes_of(P, cvs, cv, times[i], log.time, log.contact, log.kind,
+                              log.speed, log.count)
+        if archive[i]:
+            if nc and not changed:
+                _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
+            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
+                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x, v, a, cv, e, half_dt)
+            row += 1
+    if nc:
+        _evaluate(P, kin, x, v, W[k], s0, cvs, wk.flags, Jd, Jv, closed)
+    return DONE, k, 0, row
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk, e, P, R,
+             RS, closed, energy):
+    """Steps i + 1, i + 2, ... in place up to the first one that is archived, changes a
+    contact's mode or diverges, or to k: returns (that step, changed, diverged). A loop of
+    its own, with the work between those steps outside it."""
+    n = x.size
+    nc = P.shape[0]
+    beta, gamma = co.beta, co.gamma
+    B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
+    diagonal = sops.kind == 1 and ops.Kdiag.size == n
+    cdiag = ops.Cdiag
+    while i < k:
+        i += 1
         if diagonal:
             _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
         elif sops.kind == 2:
@@ -112,9 +154,11 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
             p = -P[c, GAP]
             for j in range(n):
                 p += R[c, j] * ut[j]
-            fn, chi = normal_force(P, c, p, 0.0)
-            on = chi > 0.0
+            # without a damper the force is k p and both release rules close the contact
+            # exactly where p > 0 (``fem.links.shock.normal_force``)
+            on = p > 0.0
             if on:
+                fn = P[c, KN] * p
                 for j in range(n):
                     a[j] -= fn * RS[c, j]
             if on != (closed[c] > 0.5):
@@ -154,33 +198,24 @@ def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk,
                 x[j] = x1
                 v[j] = v1
                 bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
-        if bad:
-            for j in range(n):
-                buf.X[1 - cur, j] = x[j]
-            return DIVERGED, i, 0, row
-        if changed:
-            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
-            record_changes_of(P, cvs, cv, times[i], log.time, log.contact, log.kind,
-                              log.speed, log.count)
-        if archive[i]:
-            if nc and not changed:
-                _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
-            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
-                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x, v, a, cv, e, half_dt)
-            row += 1
-    if nc:
-        _evaluate(P, kin, x, v, W[k], s0, cvs, wk.flags, Jd, Jv, closed)
-    return DONE, k, 0, row
+        if bad or changed or archive[i]:
+            return i, changed, bad > 0
+    return i, False, False
+
+
+#: ``_segment`` as a function of its own (a call per archived step)
+_segment_call = numba.njit(cache=True, nogil=True, _nrt=False,
+                           fastmath={"reassoc", "contract"})(_segment.py_func)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, z, zs):
-    """``newmark_steps._predict_dense`` as dot products with the rows of [S^-1 K, S^-1 C]
-    (the loop's reassociation lets the compiler vectorize the sums); z, zs (n,) scratch."""
+    """``newmark_steps._predict_dense`` with the predictors themselves as the products'
+    operands when alpha = 0; z, zs (n,) scratch."""
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
     s = 1.0 + alpha
     n = x.size
-    rows, SB = sops.rows, sops.SB
+    SB = sops.SB
     if alpha == 0.0:
         # the products act on the predictors themselves
         z, zs = ut, vt
@@ -191,11 +226,18 @@ def _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, z, zs):
         if alpha != 0.0:
             z[j] = s * u1 - alpha * x[j]
             zs[j] = s * v1 - alpha * v[j]
-    for j in range(n):
-        acc = 0.0
-        for q in range(n):
-            acc += rows[j, q] * z[q] + rows[j, n + q] * zs[q]
-        a[j] = -acc
+    SK, SC = sops.SK, sops.SC
+    # the first column assigned, not a zeroing loop (which becomes a call to memset)
+    if n:
+        z0 = z[0]
+        zs0 = zs[0]
+        for j in range(n):
+            a[j] = -(SK[0, j] * z0 + SC[0, j] * zs0)
+    for q in range(1, n):
+        zq = z[q]
+        zsq = zs[q]
+        for j in range(n):
+            a[j] -= SK[q, j] * zq + SC[q, j] * zsq
     for c in range(SB.shape[0]):
         wc = s * W[i, c] - alpha * W[i - 1, c]
         for j in range(n):

@@ -9,8 +9,8 @@ import numpy as np
 
 from fem.errors import SolverError
 from fem.linalg import small_solve
-from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
-from fem.links.law import evaluate_inline as evaluate
+from fem.links.columns import BLK, BONDED, CMP, CN, DIR, FN, G0, KIND, KN, LAM, MODE, MU, RIGID
+from fem.links.law import evaluate_inline as evaluate, refresh_rates
 
 MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
@@ -38,6 +38,26 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             bonded[nr] = c
             nr += 1
     N = m3 + nr
+    if bd == 0.0 and nr == 0 and _rate_free(P):
+        # explicit (central differences) and no force depends on d': the forces follow from
+        # the predicted displacements alone, and the accelerations from them, without Newton
+        for r in range(m3):
+            d[r] = Dut[r]
+            dd[r] = Dvt[r]
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, False)
+        loaded = False
+        for r in range(m3):
+            g[r] = s * phi[r] - alpha * phi_old[r]
+            loaded = loaded or g[r] != 0.0
+        for r in range(m3):
+            acc = Da0[r]
+            if loaded:
+                for q in range(m3):
+                    acc += Wl[r, q] * g[q]
+            y[r] = acc
+            dd[r] = Dvt[r] + gd * acc
+        refresh_rates(P, dd, cv_new)
+        return 0
     for r in range(m3):
         acc = Da0[r]
         for q in range(m3):
@@ -131,6 +151,15 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             z[m3 + k] += rhs_l[m3 + k]
         it += 1
     return -1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rate_free(P):
+    """``fem.links.law.rate_free`` in compiled code: no normal damper, no friction."""
+    for c in range(P.shape[0]):
+        if P[c, CN] != 0.0 or P[c, MU] > 0.0:
+            return False
+    return True
 
 
 def resolvable(P, Wl, bd, links, label, t):

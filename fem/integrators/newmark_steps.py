@@ -117,9 +117,17 @@ def _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, inv, a1):
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
     s = 1.0 + alpha
     n = x.size
-    for j in range(n):
-        f[j] = 0.0
-    for c in range(B.shape[1]):
+    nb = B.shape[1]
+    # f = B w, the first column assigned rather than a zeroing loop (which the compiler
+    # makes a call to memset, costly in a step of a few coordinates)
+    if nb == 0:
+        for j in range(n):
+            f[j] = 0.0
+    else:
+        wc = s * W[i, 0] - alpha * W[i - 1, 0]
+        for j in range(n):
+            f[j] = B[j, 0] * wc
+    for c in range(1, nb):
         wc = s * W[i, c] - alpha * W[i - 1, c]
         for j in range(n):
             f[j] += B[j, c] * wc
