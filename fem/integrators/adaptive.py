@@ -146,11 +146,10 @@ def load_at(tau, dt, k, W, w, slope):
     deg = min(3, k)
     j0 = i - (deg - 1) // 2
     j0 = min(max(j0, 0), k - deg)
-    for c in range(nb):
-        w[c] = 0.0
-        slope[c] = 0.0
+    rate = 1.0 / dt
     for p in range(deg + 1):
-        # Lagrange weight of knot j0 + p and its derivative at s
+        # Lagrange weight of knot j0 + p and its derivative at s (the first knot's assigned,
+        # not added to zeros: a zeroing loop becomes a call to memset)
         num = 1.0
         dnum = 0.0
         den = 1.0
@@ -162,10 +161,15 @@ def load_at(tau, dt, k, W, w, slope):
             dnum = dnum * d + num
             num *= d
         lw = num / den
-        ld = dnum / den / dt
-        for c in range(nb):
-            w[c] += lw * W[j0 + p, c]
-            slope[c] += ld * W[j0 + p, c]
+        ld = dnum / den * rate
+        if p == 0:
+            for c in range(nb):
+                w[c] = lw * W[j0, c]
+                slope[c] = ld * W[j0, c]
+        else:
+            for c in range(nb):
+                w[c] += lw * W[j0 + p, c]
+                slope[c] += ld * W[j0 + p, c]
 
 
 @numba.njit(cache=True, nogil=True)

@@ -33,7 +33,8 @@ import numpy as np
 from fem.errors import NotAvailableError, SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
-                                     crossed_inline, diverged, record_changes, step_energy)
+                                     crossed_inline, diverged, record_changes, step_energy,
+                                     step_energy_inline)
 from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXPONENT, H, H0,
                                       HISTORY, HMAX, HMIN, HSTAB, LAST_REJECTED, METHOD,
                                       RATE_FREE, REJECTED, SV, SX, TAU, TOL, hermite,
@@ -131,8 +132,8 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             ctl[TAU] = tau
             ctl[H] = hs
             return DIVERGED, row
-        step_energy(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db, db1, E, E1,
-                    ws.quad)
+        step_energy_inline(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db, db1, E,
+                           E1, ws.quad)
         if P.shape[0]:
             if locate:
                 if crossed_inline(P, cv, cv1, db, dd, db1, dd1, hs):
@@ -222,19 +223,22 @@ def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, 
           E0, E1, flags, ws, out, row):
     """Archive knot j inside the step [tau, tau + h] by dense output: the quintic Hermite of
     the state, the acceleration and the links from the equation of motion there, the energy
-    terms integrated from tau on that dense output (three-point Gauss rule, exact for the
-    quintic's powers to the order of the schemes)."""
+    terms integrated from tau on that dense output (three-point Gauss rule for the schemes of
+    order 4 and 5, the midpoint rule for euler and adaptive2: each to the scheme's order)."""
     theta = min(max((j * dt - tau) / h, 0.0), 1.0)
     cvo = ws.cvo
     q0 = 0.0
     q1 = 0.0
     q4 = 0.0
     q5 = 0.0
+    # the three-point rule for the schemes of order 4 and 5, the midpoint rule (order 2) for
+    # euler and adaptive2
+    low = ctl[METHOD] == EULER or ctl[METHOD] == VERLET
     if 0.0 < theta < 1.0:
-        for g in range(3):
-            xg = GAUSS_X[g]
+        for g in range(1 if low else 3):
+            xg = 0.0 if low else GAUSS_X[g]
             th = 0.5 * theta * (1.0 + xg)
-            wg = 0.5 * theta * h * GAUSS_W[g]
+            wg = theta * h if low else 0.5 * theta * h * GAUSS_W[g]
             hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
             load_at(tau + th * h, dt, k, W, ws.w, ws.slope)
             accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,

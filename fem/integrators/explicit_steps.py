@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from fem.integrators.kernels import (csr_transpose_add, dense_add, linear_force,
-                                     link_kinematics)
+                                     link_kinematics, link_rates)
 from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, SV, SX, TOL,
                                       error_ratio, load_at)
 from fem.linalg import banded_solve_into, small_solve
@@ -80,6 +80,11 @@ def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, wo
     _mass_solve(mass, work, out)
     if rig.index.size:
         _bonds(kin, mass, P, rig, w, cv_new, phi, out)
+
+
+#: ``accel`` compiled into its caller: a call passes every array of the operators by value,
+#: which costs more than the acceleration of a small system
+accel_inline = numba.njit(cache=True, nogil=True, _nrt=False, inline="always")(accel.py_func)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -235,14 +240,14 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
             x1[i] = x[i] + h * ws.vh[i]
             v1[i] = ws.vh[i] + 0.5 * h * a[i]
     load_at(tau + h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel_inline(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
     if method == VERLET:
         for i in range(n):
             v1[i] = ws.vh[i] + 0.5 * h * a1[i]
         if ctl[RATE_FREE] > 0.0:
             # the same acceleration: only the links' rates change
             if P.shape[0]:
-                link_kinematics(kin, x1, v1, w, d1, dd1)
+                link_rates(kin, v1, w, dd1)
                 refresh_rates(P, dd1, cv1)
         else:
             accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f,

@@ -11,14 +11,15 @@ energy lost at a release) since the start of the analysis (J).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from fem.linalg import csr_matvec_add
-from fem.links.columns import (ACT, BLK, CMP, DIR, FN, G0, G1, GAP, KIND, LAM, MODE, PDOT,
-                               RIGID, SLIP)
+from fem.links.columns import (ACT, BLK, CIRCLE, CMP, DIR, FN, G0, G1, GAP, KIND, LAM, MODE,
+                               PDOT, PEN, RIGID, SLIP)
 from fem.links.law import evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
@@ -165,6 +166,14 @@ def link_kinematics(kin, x, v, w, d, dd):
         dense_add(kin.Lv, w, 1.0, dd)
 
 
+@numba.njit(cache=True, nogil=True)
+def link_rates(kin, v, w, dd):
+    """d' = L x' + Lv w (3 m,) alone (``link_kinematics`` at an unchanged x)."""
+    csr_product(kin.Ld, kin.Li, kin.Lp, v, dd)
+    if kin.imposed:
+        dense_add(kin.Lv, w, 1.0, dd)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def linear_force(ops, x, v, w, out):
     """out = B w - C v - K x."""
@@ -280,6 +289,11 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
                  E1, quadrature)
 
 
+#: ``step_energy`` compiled into the explicit steps' loop (a call passes every array of the
+#: operators)
+step_energy_inline = numba.njit(cache=True, nogil=True, inline="always")(step_energy.py_func)
+
+
 @numba.njit(cache=True, nogil=True)
 def archive_row_of(oT, oX, oV, oA, oCV, oEN, row, t, Md, Mi, Mp, Kd, Ki, Kp, x, v, a, cv, E,
                    half_dt):
@@ -368,6 +382,8 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
         if P[c, KIND] == RIGID and closed:
             continue
         o = 3 * int(P[c, BLK])
+        if not closed and _stays_open(P, c, cv0, cv1, dd0, dd1, h, o):
+            continue
         positive = cv0[c, G0] > 0.0 or armed_by_rate(P, cv0, c)
         for s in range(1, SAMPLES + 1):
             if s < SAMPLES:
@@ -379,6 +395,21 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
             elif positive:
                 return True
     return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _stays_open(P, c, cv0, cv1, dd0, dd1, h, o):
+    """Whether open contact c keeps a negative penetration over the whole step, so that its
+    function (-chi >= -p) stays positive at every sample: on the cubic Hermite of the link
+    displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1') with h00, h01 >= 0 of
+    sum 1 and |h10|, |h11| <= 4/27, and p is Lipschitz in d (a plane: |n|; a circle:
+    |I - a a^T| <= 1 + |a|^2), so p <= max(p0, p1) + lip 4/27 h (|d0'| + |d1'|)."""
+    r0 = math.sqrt(dd0[o] ** 2 + dd0[o + 1] ** 2 + dd0[o + 2] ** 2)
+    r1 = math.sqrt(dd1[o] ** 2 + dd1[o + 1] ** 2 + dd1[o + 2] ** 2)
+    a2 = P[c, DIR] ** 2 + P[c, DIR + 1] ** 2 + P[c, DIR + 2] ** 2
+    lip = 1.0 + a2 if P[c, KIND] == CIRCLE else math.sqrt(a2)
+    top = max(cv0[c, PEN], cv1[c, PEN]) + lip * (4.0 / 27.0) * h * (r0 + r1)
+    return top < 0.0
 
 
 #: ``crossed`` compiled into the explicit steps' loop (a call per step)
