@@ -32,9 +32,12 @@ import numpy as np
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
                                      links_at, record_changes_of, state_at, step_powers)
 from fem.integrators.newmark_steps import (_predict, _predict_diagonal, advance_state,
-                                           predict)
+                                           loads_diagonal, predict)
 from fem.linalg import banded_solve_into
 from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
+
+#: uncoupled systems up to this many modes take a step in one pass (``_segment``)
+FUSED_MODES = 4
 
 
 def qualifies(co, P, imposed: bool, locate: bool) -> bool:
@@ -130,77 +133,149 @@ def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk
     contact's mode or diverges, or to k: returns (that step, changed, diverged). A loop of
     its own, with the work between those steps outside it."""
     n = x.size
-    nc = P.shape[0]
     beta, gamma = co.beta, co.gamma
     B, Cd, Ci, Cp = ops.B, ops.Cd, ops.Ci, ops.Cp
     diagonal = sops.kind == 1 and ops.Kdiag.size == n
     cdiag = ops.Cdiag
+    # a few uncoupled modes: one pass over them (the chain of a step's loads and stores is
+    # its cost); more: the passes of the general case, which the compiler vectorizes
+    fused = diagonal and n <= FUSED_MODES
     while i < k:
         i += 1
-        if diagonal:
-            _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
-        elif sops.kind == 2:
-            _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, f, wk.xs)
+        if fused:
+            # the whole step mode by mode without the contact forces, then each closed
+            # contact's force added along its column (its penetration is that of the new
+            # displacement: with links beta = 0, so the force does not move it)
+            work, damped, bad = _diagonal_step(dt, co, ops, W, i, x, v, a, f, f0,
+                                               sops.diag_inv, ut, energy)
+            changed, extra = _contact_forces(P, R, RS, x, a, v, gamma * dt, ut, cdiag,
+                                             closed, True, energy)
+            if energy:
+                e[0] += 0.5 * work
+                e[1] += 0.5 * (damped + extra)
         else:
-            _predict(dt, co, ops, W, i, s0, wk)
-            if sops.kind == 1:
-                inv = sops.diag_inv
-                for j in range(n):
-                    a[j] = inv[j] * wk.rhs[j]
+            if diagonal:
+                _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
+            elif sops.kind == 2:
+                _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, f, wk.xs)
             else:
-                banded_solve_into(sops.band, sops.perm, wk.rhs, a, wk.xs)
-        changed = False
-        for c in range(nc):
-            p = -P[c, GAP]
-            for j in range(n):
-                p += R[c, j] * ut[j]
-            # without a damper the force is k p and both release rules close the contact
-            # exactly where p > 0 (``fem.links.shock.normal_force``)
-            on = p > 0.0
-            if on:
-                fn = P[c, KN] * p
+                _predict(dt, co, ops, W, i, s0, wk)
+                if sops.kind == 1:
+                    inv = sops.diag_inv
+                    for j in range(n):
+                        a[j] = inv[j] * wk.rhs[j]
+                else:
+                    banded_solve_into(sops.band, sops.perm, wk.rhs, a, wk.xs)
+            changed, _ = _contact_forces(P, R, RS, ut, a, v, 0.0, ut, cdiag, closed, False,
+                                         False)
+            bad = 0
+            if energy and diagonal:
+                # the loads' work with B w1 (f, from the predictor: alpha = 0 with links)
+                # and B w0 (the previous step's f), the dampers' with C diagonal
+                work = 0.0
+                damped = 0.0
                 for j in range(n):
-                    a[j] -= fn * RS[c, j]
-            if on != (closed[c] > 0.5):
-                changed = True
-                closed[c] = 1.0 if on else 0.0
-        bad = 0
-        if energy and diagonal:
-            # the loads' work with B w1 (f, from the predictor: alpha = 0 with links) and
-            # B w0 (the previous step's f), the dampers' with C diagonal
-            work = 0.0
-            damped = 0.0
-            for j in range(n):
-                x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
-                dx = x1 - x[j]
-                work += dx * (f[j] + f0[j])
-                f0[j] = f[j]
-                damped += dx * cdiag[j] * (v[j] + v1)
-                x[j] = x1
-                v[j] = v1
-                bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
-            e[0] += 0.5 * work
-            e[1] += 0.5 * damped
-        elif energy:
-            w0, w1 = W[i - 1], W[i]
-            for j in range(n):
-                ut[j], vt[j] = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
-            work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x, ut, v, vt)
-            for j in range(n):
-                x[j] = ut[j]
-                v[j] = vt[j]
-                bad += 0 if abs(x[j]) <= DIVERGENCE_LIMIT else 1
-            e[0] += 0.5 * work
-            e[1] += 0.5 * damped
-        else:
-            for j in range(n):
-                x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
-                x[j] = x1
-                v[j] = v1
-                bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+                    x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+                    dx = x1 - x[j]
+                    pw, pd = _diagonal_powers(dx, f[j], f0[j], cdiag[j], v[j], v1)
+                    work += pw
+                    damped += pd
+                    f0[j] = f[j]
+                    x[j] = x1
+                    v[j] = v1
+                    bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+                e[0] += 0.5 * work
+                e[1] += 0.5 * damped
+            elif energy:
+                w0, w1 = W[i - 1], W[i]
+                for j in range(n):
+                    ut[j], vt[j] = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+                work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x, ut, v, vt)
+                for j in range(n):
+                    x[j] = ut[j]
+                    v[j] = vt[j]
+                    bad += 0 if abs(x[j]) <= DIVERGENCE_LIMIT else 1
+                e[0] += 0.5 * work
+                e[1] += 0.5 * damped
+            else:
+                for j in range(n):
+                    x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
+                    x[j] = x1
+                    v[j] = v1
+                    bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
         if bad or changed or archive[i]:
             return i, changed, bad > 0
     return i, False, False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _diagonal_powers(dx, f1, f0, c, v0, v1):
+    """Twice the work of the loads (f0, f1 at the ends of the step) and of a diagonal
+    damper c over a step of one coordinate that moves by dx (trapezoidal rules)."""
+    return dx * (f1 + f0), dx * c * (v0 + v1)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _diagonal_step(dt, co, ops, W, i, x, v, a, f, f0, inv, dxs, energy):
+    """A step of uncoupled equations in one pass over the coordinates: the loads f = B w,
+    the predictors, a = S^-1 r and the new state, in place; with ``energy`` the sums of
+    the loads' work (f0 the previous step's loads) and of the dampers', the displacement
+    increments to dxs. Returns (work, damped, number of diverged coordinates)."""
+    kd, cd = ops.Kdiag, ops.Cdiag
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    s = 1.0 + alpha
+    loads_diagonal(co, ops.B, W, i, f)
+    work = 0.0
+    damped = 0.0
+    bad = 0
+    for j in range(x.size):
+        u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
+        r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
+        aj = inv[j] * r
+        x1, v2 = advance_state(u1, v1, aj, dt, beta, gamma)
+        if energy:
+            dx = x1 - x[j]
+            pw, pd = _diagonal_powers(dx, f[j], f0[j], cd[j], v[j], v2)
+            work += pw
+            damped += pd
+            f0[j] = f[j]
+            dxs[j] = dx
+        x[j] = x1
+        v[j] = v2
+        a[j] = aj
+        bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+    return work, damped, bad
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _contact_forces(P, R, RS, q, a, v, gd, dxs, cd, closed, taken, energy):
+    """The plane contacts at the displacement q (module docstring): each closed one adds
+    its force along its column to a and, when the step is already ``taken`` (the new
+    state in place), gd times it to v, with the change of the dampers' work (dxs the
+    displacement increments, cd the diagonal of C). Returns (a contact changed mode, that
+    change of work)."""
+    changed = False
+    extra = 0.0
+    for c in range(P.shape[0]):
+        p = -P[c, GAP]
+        for j in range(q.size):
+            p += R[c, j] * q[j]
+        # without a damper the force is k p and both release rules close the contact
+        # exactly where p > 0 (``fem.links.shock.normal_force``)
+        on = p > 0.0
+        if on:
+            fn = P[c, KN] * p
+            for j in range(q.size):
+                da = -fn * RS[c, j]
+                a[j] += da
+                if taken:
+                    v[j] += gd * da
+                    if energy:
+                        extra += dxs[j] * cd[j] * gd * da
+        if on != (closed[c] > 0.5):
+            changed = True
+            closed[c] = 1.0 if on else 0.0
+    return changed, extra
 
 
 #: ``_segment`` as a function of its own (a call per archived step)

@@ -109,17 +109,13 @@ def _predict(dt, co, ops, W, i, s0, wk):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, inv, a1):
-    """``_predict`` and the solve for diagonal K, C and S, in simple loops over the
-    coordinates (which the compiler vectorizes): the predictors to ut, vt, the loads of the
-    step to f, a0 = S^-1 r to a1 (which may be a itself)."""
-    B, kd, cd = ops.B, ops.Kdiag, ops.Cdiag
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+def loads_diagonal(co, B, W, i, f):
+    """f = B ((1 + alpha) w_i - alpha w_i-1), the first column assigned rather than added to
+    zeros (a zeroing loop becomes a call to memset, costly in a step of a few coordinates)."""
+    alpha = co.alpha
     s = 1.0 + alpha
-    n = x.size
+    n = f.size
     nb = B.shape[1]
-    # f = B w, the first column assigned rather than a zeroing loop (which the compiler
-    # makes a call to memset, costly in a step of a few coordinates)
     if nb == 0:
         for j in range(n):
             f[j] = 0.0
@@ -131,6 +127,18 @@ def _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, inv, a1):
         wc = s * W[i, c] - alpha * W[i - 1, c]
         for j in range(n):
             f[j] += B[j, c] * wc
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, inv, a1):
+    """``_predict`` and the solve for diagonal K, C and S, in simple loops over the
+    coordinates (which the compiler vectorizes): the predictors to ut, vt, the loads of the
+    step to f, a0 = S^-1 r to a1 (which may be a itself)."""
+    kd, cd = ops.Kdiag, ops.Cdiag
+    beta, gamma, alpha = co.beta, co.gamma, co.alpha
+    s = 1.0 + alpha
+    n = x.size
+    loads_diagonal(co, ops.B, W, i, f)
     for j in range(n):
         u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
         r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
