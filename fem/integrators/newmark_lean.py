@@ -169,23 +169,21 @@ def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk
             changed, _ = _contact_forces(P, R, RS, ut, a, v, 0.0, ut, cdiag, closed, False,
                                          False)
             bad = 0
-            if energy and diagonal:
+            if diagonal:
                 # the loads' work with B w1 (f, from the predictor: alpha = 0 with links)
-                # and B w0 (the previous step's f), the dampers' with C diagonal
+                # and B w0 (the previous step's f), the dampers' with C diagonal (summed
+                # even when not kept: a branch in the loop would stop its vectorization)
                 work = 0.0
                 damped = 0.0
                 for j in range(n):
-                    x1, v1 = advance_state(ut[j], vt[j], a[j], dt, beta, gamma)
-                    dx = x1 - x[j]
-                    pw, pd = _diagonal_powers(dx, f[j], f0[j], cdiag[j], v[j], v1)
+                    pw, pd, _, b = _take_diagonal(j, ut[j], vt[j], a[j], dt, beta, gamma, x,
+                                                  v, f, f0, cdiag, True)
                     work += pw
                     damped += pd
-                    f0[j] = f[j]
-                    x[j] = x1
-                    v[j] = v1
-                    bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
-                e[0] += 0.5 * work
-                e[1] += 0.5 * damped
+                    bad += b
+                if energy:
+                    e[0] += 0.5 * work
+                    e[1] += 0.5 * damped
             elif energy:
                 w0, w1 = W[i - 1], W[i]
                 for j in range(n):
@@ -209,10 +207,22 @@ def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _diagonal_powers(dx, f1, f0, c, v0, v1):
-    """Twice the work of the loads (f0, f1 at the ends of the step) and of a diagonal
-    damper c over a step of one coordinate that moves by dx (trapezoidal rules)."""
-    return dx * (f1 + f0), dx * c * (v0 + v1)
+def _take_diagonal(j, u1, v1, aj, dt, beta, gamma, x, v, f, f0, cd, energy):
+    """Coordinate j of an uncoupled step from its predictors (u1, v1) and acceleration aj:
+    the new x[j], v[j] in place and, with ``energy``, twice the work of the loads (f, f0 at
+    the ends of the step, f0 then advanced) and of the diagonal damper cd[j] (trapezoidal
+    rules). Returns (work, damper work, displacement increment, 1 if diverged else 0)."""
+    x1, v2 = advance_state(u1, v1, aj, dt, beta, gamma)
+    dx = x1 - x[j]
+    pw = 0.0
+    pd = 0.0
+    if energy:
+        pw = dx * (f[j] + f0[j])
+        pd = dx * cd[j] * (v[j] + v2)
+        f0[j] = f[j]
+    x[j] = x1
+    v[j] = v2
+    return pw, pd, dx, 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -232,18 +242,12 @@ def _diagonal_step(dt, co, ops, W, i, x, v, a, f, f0, inv, dxs, energy):
         u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
         r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
         aj = inv[j] * r
-        x1, v2 = advance_state(u1, v1, aj, dt, beta, gamma)
-        if energy:
-            dx = x1 - x[j]
-            pw, pd = _diagonal_powers(dx, f[j], f0[j], cd[j], v[j], v2)
-            work += pw
-            damped += pd
-            f0[j] = f[j]
-            dxs[j] = dx
-        x[j] = x1
-        v[j] = v2
+        pw, pd, dx, b = _take_diagonal(j, u1, v1, aj, dt, beta, gamma, x, v, f, f0, cd, energy)
         a[j] = aj
-        bad += 0 if abs(x1) <= DIVERGENCE_LIMIT else 1
+        dxs[j] = dx
+        work += pw
+        damped += pd
+        bad += b
     return work, damped, bad
 
 
