@@ -121,7 +121,7 @@ class NewmarkFamily(Scheme):
             zparts = (np.zeros(0), np.zeros(0, np.int64), np.zeros(1, np.int64))
         band = factor.band if factor.banded else np.zeros((1, 0))
         perm = factor.perm if factor.banded else np.zeros(0, np.int64)
-        kind, diag_inv, rows = 0, np.zeros(0), np.zeros((0, 0))
+        kind, diag_inv = 0, np.zeros(0)
         SK = SC = SB = np.zeros((0, 0))
         if self.dyn.basis == "modal":
             # a small dense system: S^-1 itself, applied mode by mode (diagonal) or folded
@@ -134,10 +134,9 @@ class NewmarkFamily(Scheme):
                 Si = np.linalg.inv(Sd)
                 SiK = Si @ self.dyn.stiffness.toarray()
                 SiC = Si @ self.dyn.damping.toarray()
-                rows = np.ascontiguousarray(np.hstack([SiK, SiC]))
                 SK, SC = np.ascontiguousarray(SiK.T), np.ascontiguousarray(SiC.T)
                 SB = np.ascontiguousarray((Si @ np.asarray(self.dyn.B)).T)
-        found = (factor, StepOperators(band, perm, *zparts, Wl, kind, diag_inv, rows,
+        found = (factor, StepOperators(band, perm, *zparts, Wl, kind, diag_inv,
                                        SK, SC, SB))
         if keep:
             self._ops_cache[dt] = found

@@ -31,8 +31,8 @@ import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
                                      links_at, record_changes_of, state_at, step_powers)
-from fem.integrators.newmark_steps import (_predict, _predict_diagonal, advance_state,
-                                           loads_diagonal, predict)
+from fem.integrators.newmark_steps import (_predict, _predict_dense, _predict_diagonal,
+                                           advance_state, diagonal_solve, loads_diagonal)
 from fem.linalg import banded_solve_into
 from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
 
@@ -157,7 +157,7 @@ def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk
             if diagonal:
                 _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
             elif sops.kind == 2:
-                _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, f, wk.xs)
+                _predict_dense(dt, co, W, i, s0, wk, sops, a)
             else:
                 _predict(dt, co, ops, W, i, s0, wk)
                 if sops.kind == 1:
@@ -233,15 +233,12 @@ def _diagonal_step(dt, co, ops, W, i, x, v, a, f, f0, inv, dxs, energy):
     increments to dxs. Returns (work, damped, number of diverged coordinates)."""
     kd, cd = ops.Kdiag, ops.Cdiag
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
     loads_diagonal(co, ops.B, W, i, f)
     work = 0.0
     damped = 0.0
     bad = 0
     for j in range(x.size):
-        u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
-        r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
-        aj = inv[j] * r
+        u1, v1, aj = diagonal_solve(j, dt, beta, gamma, alpha, x, v, a, f, kd, cd, inv)
         pw, pd, dx, b = _take_diagonal(j, u1, v1, aj, dt, beta, gamma, x, v, f, f0, cd, energy)
         a[j] = aj
         dxs[j] = dx
@@ -285,42 +282,6 @@ def _contact_forces(P, R, RS, q, a, v, gd, dxs, cd, closed, taken, energy):
 #: ``_segment`` as a function of its own (a call per archived step)
 _segment_call = numba.njit(cache=True, nogil=True, _nrt=False,
                            fastmath={"reassoc", "contract"})(_segment.py_func)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _dense_rows(dt, co, W, i, x, v, a, ut, vt, sops, z, zs):
-    """``newmark_steps._predict_dense`` with the predictors themselves as the products'
-    operands when alpha = 0; z, zs (n,) scratch."""
-    beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
-    n = x.size
-    SB = sops.SB
-    if alpha == 0.0:
-        # the products act on the predictors themselves
-        z, zs = ut, vt
-    for j in range(n):
-        u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
-        ut[j] = u1
-        vt[j] = v1
-        if alpha != 0.0:
-            z[j] = s * u1 - alpha * x[j]
-            zs[j] = s * v1 - alpha * v[j]
-    SK, SC = sops.SK, sops.SC
-    # the first column assigned, not a zeroing loop (which becomes a call to memset)
-    if n:
-        z0 = z[0]
-        zs0 = zs[0]
-        for j in range(n):
-            a[j] = -(SK[0, j] * z0 + SC[0, j] * zs0)
-    for q in range(1, n):
-        zq = z[q]
-        zsq = zs[q]
-        for j in range(n):
-            a[j] -= SK[q, j] * zq + SC[q, j] * zsq
-    for c in range(SB.shape[0]):
-        wc = s * W[i, c] - alpha * W[i - 1, c]
-        for j in range(n):
-            a[j] += SB[c, j] * wc
 
 
 @numba.njit(cache=True, nogil=True)

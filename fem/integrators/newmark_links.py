@@ -9,8 +9,8 @@ import numpy as np
 
 from fem.errors import SolverError
 from fem.linalg import small_solve
-from fem.links.columns import BLK, BONDED, CMP, CN, DIR, FN, G0, KIND, KN, LAM, MODE, MU, RIGID
-from fem.links.law import evaluate_inline as evaluate, refresh_rates
+from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
+from fem.links.law import evaluate_inline as evaluate, rate_free, refresh_rates
 
 MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
@@ -38,7 +38,7 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             bonded[nr] = c
             nr += 1
     N = m3 + nr
-    if bd == 0.0 and nr == 0 and _rate_free(P):
+    if bd == 0.0 and nr == 0 and rate_free(P):
         # explicit (central differences) and no force depends on d': the forces follow from
         # the predicted displacements alone, and the accelerations from them, without Newton
         for r in range(m3):
@@ -151,15 +151,6 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             z[m3 + k] += rhs_l[m3 + k]
         it += 1
     return -1
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rate_free(P):
-    """``fem.links.law.rate_free`` in compiled code: no normal damper, no friction."""
-    for c in range(P.shape[0]):
-        if P[c, CN] != 0.0 or P[c, MU] > 0.0:
-            return False
-    return True
 
 
 def resolvable(P, Wl, bd, links, label, t):

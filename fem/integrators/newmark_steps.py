@@ -22,8 +22,7 @@ from fem.linalg import banded_solve_into, csr_matvec_add
 class StepOperators(NamedTuple):
     """Per step size: the factor of S (band, perm), or on a modal basis S^-1 applied mode by
     mode (diag_inv (n,), kind 1) or folded into the dense products (kind 2): SK, SC, SB the
-    transposes of S^-1 K, S^-1 C, S^-1 B and rows = [S^-1 K, S^-1 C] (n, 2 n); kind 0 is the
-    banded factor. Z = S^-1 L^T (CSC parts) and W = L Z."""
+    transposes of S^-1 K, S^-1 C, S^-1 B; kind 0 is the banded factor. Z = S^-1 L^T (CSC parts) and W = L Z."""
     band: np.ndarray
     perm: np.ndarray
     Zd: np.ndarray
@@ -32,7 +31,6 @@ class StepOperators(NamedTuple):
     Wl: np.ndarray
     kind: int
     diag_inv: np.ndarray
-    rows: np.ndarray
     SK: np.ndarray
     SC: np.ndarray
     SB: np.ndarray
@@ -136,15 +134,22 @@ def _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, inv, a1):
     step to f, a0 = S^-1 r to a1 (which may be a itself)."""
     kd, cd = ops.Kdiag, ops.Cdiag
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    s = 1.0 + alpha
     n = x.size
     loads_diagonal(co, ops.B, W, i, f)
     for j in range(n):
-        u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
-        r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
+        u1, v1, aj = diagonal_solve(j, dt, beta, gamma, alpha, x, v, a, f, kd, cd, inv)
         ut[j] = u1
         vt[j] = v1
-        a1[j] = inv[j] * r
+        a1[j] = aj
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def diagonal_solve(j, dt, beta, gamma, alpha, x, v, a, f, kd, cd, inv):
+    """Coordinate j of an uncoupled step: its predictors and a0 = S^-1 r (loads f)."""
+    s = 1.0 + alpha
+    u1, v1 = predict(x[j], v[j], a[j], dt, beta, gamma)
+    r = f[j] - s * (kd[j] * u1 + cd[j] * v1) + alpha * (kd[j] * x[j] + cd[j] * v[j])
+    return u1, v1, inv[j] * r
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -159,16 +164,20 @@ def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
     s = 1.0 + alpha
     for j in range(n):
         ut[j], vt[j] = predict(x[j], v[j], a[j], dt, beta, gamma)
-        a1[j] = 0.0
+    # column by column, the first one assigned (a zeroing loop becomes a call to memset)
+    for q in range(n):
+        uq = s * ut[q] - alpha * x[q]
+        vq = s * vt[q] - alpha * v[q]
+        if q == 0:
+            for j in range(n):
+                a1[j] = -(SK[0, j] * uq + SC[0, j] * vq)
+        else:
+            for j in range(n):
+                a1[j] -= SK[q, j] * uq + SC[q, j] * vq
     for c in range(SB.shape[0]):
         wc = s * W[i, c] - alpha * W[i - 1, c]
         for j in range(n):
             a1[j] += SB[c, j] * wc
-    for q in range(n):
-        uq = s * ut[q] - alpha * x[q]
-        vq = s * vt[q] - alpha * v[q]
-        for j in range(n):
-            a1[j] -= SK[q, j] * uq + SC[q, j] * vq
 
 
 # --------------------------------------------------------------------------- one step

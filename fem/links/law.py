@@ -139,10 +139,14 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
 evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.py_func)
 
 
-def rate_free(P) -> bool:
+@numba.njit(cache=True, nogil=True)
+def rate_free(P):
     """Whether no contact's force depends on the rate d': no normal damper and no friction
     (a rigid contact's bond force depends on the acceleration only)."""
-    return bool(np.all((P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
+    for c in range(P.shape[0]):
+        if P[c, CN] != 0.0 or P[c, MU] > 0.0:
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
