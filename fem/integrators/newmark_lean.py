@@ -31,9 +31,8 @@ import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
                                      links_at, record_changes_of, state_at, step_powers)
-from fem.integrators.newmark_steps import (_predict, _predict_dense, _predict_diagonal,
-                                           advance_state, diagonal_solve, loads_diagonal)
-from fem.linalg import banded_solve_into
+from fem.integrators.newmark_steps import (advance_state, diagonal_solve, loads_diagonal,
+                                           predict_solve)
 from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
 
 #: uncoupled systems up to this many modes take a step in one pass (``_segment``)
@@ -154,18 +153,7 @@ def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk
                 e[0] += 0.5 * work
                 e[1] += 0.5 * (damped + extra)
         else:
-            if diagonal:
-                _predict_diagonal(dt, co, ops, W, i, x, v, a, ut, vt, f, sops.diag_inv, a)
-            elif sops.kind == 2:
-                _predict_dense(dt, co, W, i, s0, wk, sops, a)
-            else:
-                _predict(dt, co, ops, W, i, s0, wk)
-                if sops.kind == 1:
-                    inv = sops.diag_inv
-                    for j in range(n):
-                        a[j] = inv[j] * wk.rhs[j]
-                else:
-                    banded_solve_into(sops.band, sops.perm, wk.rhs, a, wk.xs)
+            predict_solve(dt, co, ops, sops, W, i, s0, wk, a)
             changed, _ = _contact_forces(P, R, RS, ut, a, v, 0.0, ut, cdiag, closed, False,
                                          False)
             bad = 0

@@ -244,9 +244,9 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
-    """One step (banded factor) from s0 to s1."""
-    rhs, a1 = wk.rhs, s1.a
+def predict_solve(dt, co, ops, sops, W, i, s0, wk, a1):
+    """The predictors (wk.ut, wk.vt) and a0 = S^-1 r into a1 (which may be s0.a), for each
+    form of S."""
     if sops.kind == 1 and ops.Kdiag.size == a1.size:
         # uncoupled equations: predictor, right-hand side and solve mode by mode
         _predict_diagonal(dt, co, ops, W, i, s0.x, s0.v, s0.a, wk.ut, wk.vt, wk.rhs,
@@ -259,9 +259,15 @@ def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
         if sops.kind == 1:
             inv = sops.diag_inv
             for j in range(a1.size):
-                a1[j] = inv[j] * rhs[j]
+                a1[j] = inv[j] * wk.rhs[j]
         else:
-            banded_solve_into(sops.band, sops.perm, rhs, a1, wk.xs)
+            banded_solve_into(sops.band, sops.perm, wk.rhs, a1, wk.xs)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
+    """One step (banded factor) from s0 to s1."""
+    predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
     return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 
