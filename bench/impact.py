@@ -201,14 +201,14 @@ def fem_loop(dyn, links, grid, W, steps=None):
     (seconds, final generalized state (q, q'), event times)."""
     from fem.integrators.base import Chunk
     from fem.integrators.kernels import make_outputs
-    from fem.links.columns import NV
+    from fem.links.columns import NA
 
     k = grid.steps if steps is None else steps
     scheme = engine_scheme(dyn, "central_difference", links, events="step")
     scheme.start(float(grid.times[0]), dyn.x0, dyn.v0, W[0])
     mask = grid.archive[:k + 1].copy()
     mask[0] = False
-    out = make_outputs(int(mask.sum()) + 2, scheme.n, scheme.P.shape[0], NV)
+    out = make_outputs(int(mask.sum()) + 2, scheme.n, scheme.P.shape[0], NA)
     chunk = Chunk(grid.times[:k + 1], W[:k + 1], mask, DT, None)
     start = time.perf_counter()
     scheme.begin(chunk)

@@ -20,7 +20,7 @@ from fem.integrators.base import Chunk
 from fem.integrators.events import MAX_EVENTS_PER_STEP, ZenoGuard, locate
 from fem.integrators.kernels import (DIVERGED, DONE, ENERGY_TERMS, EVENT, EVENT_NAMES, FULL,
                                      MINSTEP, NOT_SETTLED, make_outputs)
-from fem.links.columns import NV
+from fem.links.columns import NA
 from fem.study.specs import step_limit
 
 #: a chunk holds at most this many float64 values per archived field
@@ -55,10 +55,10 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
     result.events += scheme.start(float(times[0]), np.array(x0, float), np.array(v0, float), w0,
                                   acceleration)
     n, nc = scheme.n, scheme.P.shape[0]
-    width = max(1, 3 * n + nc * NV + len(ENERGY_TERMS))
+    width = max(1, 3 * n + nc * NA + len(ENERGY_TERMS))
     chunk_steps = int(max(16, min(MAX_CHUNK_STEPS, CHUNK_VALUES // width)))
     if grid.archive[0]:
-        out = make_outputs(1, n, nc, NV)
+        out = make_outputs(1, n, nc, NA)
         scheme.archive_now(out, 0)
         sink.append(out, 1)
     try:
@@ -84,7 +84,7 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
 def _run_chunk(scheme, chunk, sink, result):
     n, nc = scheme.n, scheme.P.shape[0]
     capacity = int(np.count_nonzero(chunk.archive)) + (256 if scheme.adaptive else 0) + 2
-    out = make_outputs(capacity, n, nc, NV)
+    out = make_outputs(capacity, n, nc, NA)
     scheme.begin(chunk)
     row = 0
     storm_at, storm = None, 0
@@ -187,7 +187,7 @@ def _exact_load(dyn):
 # --------------------------------------------------------------------------- sinks
 class MemorySink:
     """Archived rows kept in memory: ``arrays()`` gives time, x, v, a (k, n), contact values
-    (k, nc, NV) and energies (k, 5)."""
+    (k, nc, NA) and energies (k, 5)."""
 
     def __init__(self):
         self.blocks = []

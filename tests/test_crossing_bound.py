@@ -1,15 +1,16 @@
-"""The crossing test of the located explicit schemes skips the sampled search for an open
-contact when a bound on its penetration over the step is negative
-(``fem.integrators.kernels._stays_open``). The bound must hold: wherever it says "stays
-open", the penetration computed here on a fine grid of the step's cubic Hermite of the link
-displacement is negative everywhere; and it must not be vacuous: a contact far from its
-obstacle that moves slowly is found open."""
+"""The crossing test of the located explicit schemes skips the sampled search for a contact
+when a bound on its penetration over the step shows that it keeps its mode
+(``fem.integrators.kernels._mode_holds``): an open contact whose penetration stays negative,
+a closed plane contact (function chi = p) whose penetration stays positive. The bound must
+hold: wherever it says so, the penetration computed here on a fine grid of the step's cubic
+Hermite of the link displacement keeps its sign everywhere; and it must not be vacuous: a
+slow contact far from its switching point is found to keep its mode."""
 
 import numpy as np
 import pytest
 
-from fem.integrators.kernels import _stays_open
-from fem.links.columns import CIRCLE, DIR, GAP, KIND, NP, NV, PEN, PLANE
+from fem.integrators.kernels import _mode_holds
+from fem.links.columns import CIRCLE, CN, DIR, GAP, KIND, NP, NV, PEN, PLANE, REL, RELEASE_GAP
 
 THETA = np.linspace(0.0, 1.0, 2001)
 
@@ -47,11 +48,9 @@ def values(p):
     return cv
 
 
-@pytest.mark.parametrize("kind", [PLANE, CIRCLE])
-def test_the_bound_holds_on_the_dense_output(kind):
-    rng = np.random.default_rng(7 + kind)
-    said_open = 0
-    for _ in range(3000):
+def random_steps(rng, kind, count):
+    """Random steps of one contact: (P, d0, dd0, d1, dd1, h, p0, p1)."""
+    for _ in range(count):
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
         gap = rng.uniform(1e-4, 1e-2)
@@ -62,19 +61,58 @@ def test_the_bound_holds_on_the_dense_output(kind):
         P = contact(kind, axis, gap)
         p0 = penetration(kind, axis, gap, d0[None])[0]
         p1 = penetration(kind, axis, gap, d1[None])[0]
-        if _stays_open(P, 0, values(p0), values(p1), dd0, dd1, h, 0):
-            said_open += 1
-            p = penetration(kind, axis, gap, hermite(d0, dd0, d1, dd1, h))
+        yield P, d0, dd0, d1, dd1, h, p0, p1
+
+
+@pytest.mark.parametrize("kind", [PLANE, CIRCLE])
+def test_the_open_bound_holds_on_the_dense_output(kind):
+    rng = np.random.default_rng(7 + kind)
+    said = 0
+    for P, d0, dd0, d1, dd1, h, p0, p1 in random_steps(rng, kind, 3000):
+        if _mode_holds(P, 0, False, values(p0), values(p1), dd0, dd1, h, 0):
+            said += 1
+            p = penetration(kind, P[0, DIR:DIR + 3], P[0, GAP], hermite(d0, dd0, d1, dd1, h))
             assert p.max() < 0.0
     # the bound is not vacuous: it lets a good share of these steps skip the search
-    assert said_open > 300
+    assert said > 300
 
 
-def test_a_slow_contact_far_from_its_obstacle_is_found_open():
+def test_the_closed_bound_holds_on_the_dense_output():
+    rng = np.random.default_rng(11)
+    said = 0
+    for P, d0, dd0, d1, dd1, h, p0, p1 in random_steps(rng, PLANE, 3000):
+        # closed contacts: shift the obstacle so that the contact is penetrated at the ends
+        shift = max(-min(p0, p1), 0.0) + rng.uniform(0.0, 2.0) * P[0, GAP]
+        P[0, GAP] -= shift
+        p0, p1 = p0 + shift, p1 + shift
+        if _mode_holds(P, 0, True, values(p0), values(p1), dd0, dd1, h, 0):
+            said += 1
+            p = penetration(PLANE, P[0, DIR:DIR + 3], P[0, GAP],
+                            hermite(d0, dd0, d1, dd1, h))
+            assert p.min() > 0.0
+    assert said > 300
+
+
+def test_slow_contacts_keep_their_mode():
     axis = np.array([1.0, 0.0, 0.0])
     P = contact(PLANE, axis, 1e-3)
     slow = np.array([1e-3, 0.0, 0.0])               # 1 mm/s over a step of 1e-5 s
-    assert _stays_open(P, 0, values(-1e-3), values(-1e-3), slow, slow, 1e-5, 0)
-    # a contact that reaches its obstacle within the step is not
+    assert _mode_holds(P, 0, False, values(-1e-3), values(-1e-3), slow, slow, 1e-5, 0)
+    assert _mode_holds(P, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    # a contact that reaches its switching point within the step does not
     fast = np.array([1e3, 0.0, 0.0])
-    assert not _stays_open(P, 0, values(-1e-3), values(-1e-3), fast, -fast, 1e-5, 0)
+    assert not _mode_holds(P, 0, False, values(-1e-3), values(-1e-3), fast, -fast, 1e-5, 0)
+    assert not _mode_holds(P, 0, True, values(1e-3), values(1e-3), fast, -fast, 1e-5, 0)
+
+
+def test_closed_contacts_whose_function_is_not_the_penetration_are_searched():
+    # a damped contact released by force (chi = min(p, p + c p' / k)) and a circle (p is not
+    # linear in d) are always sampled when closed
+    slow = np.array([1e-3, 0.0, 0.0])
+    damped = contact(PLANE, np.array([1.0, 0.0, 0.0]), 1e-3)
+    damped[0, CN] = 10.0
+    assert not _mode_holds(damped, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    damped[0, REL] = RELEASE_GAP
+    assert _mode_holds(damped, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    circle = contact(CIRCLE, np.array([0.0, 0.0, 1.0]), 1e-3)
+    assert not _mode_holds(circle, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)

@@ -130,7 +130,14 @@ def _segments(times: np.ndarray, cuts) -> list:
 
 # ------------------------------------------------------------------------------------------
 # compiled helpers
-@numba.njit(cache=True, nogil=True)
+#: 1 / prod_{r != p} (p - r): the denominators of the Lagrange weights of knots 0 ... deg
+#: (row deg, column p), so that a weight costs no division
+INV_DEN = np.array([[1.0, 0.0, 0.0, 0.0],
+                    [-1.0, 1.0, 0.0, 0.0],
+                    [0.5, -1.0, 0.5, 0.0],
+                    [-1.0 / 6.0, 0.5, -0.5, 1.0 / 6.0]])
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def load_at(tau, dt, k, W, w, slope):
     """w (nb,) at local time tau (s) from the knots W (k + 1, nb) spaced by dt: the cubic
     through the four nearest knots (fewer when the call has fewer); ``slope`` gets dw/dt."""
@@ -152,16 +159,14 @@ def load_at(tau, dt, k, W, w, slope):
         # not added to zeros: a zeroing loop becomes a call to memset)
         num = 1.0
         dnum = 0.0
-        den = 1.0
         for r in range(deg + 1):
             if r == p:
                 continue
-            den *= (p - r)
             d = s - (j0 + r)
             dnum = dnum * d + num
             num *= d
-        lw = num / den
-        ld = dnum / den * rate
+        lw = num * INV_DEN[deg, p]
+        ld = dnum * INV_DEN[deg, p] * rate
         if p == 0:
             for c in range(nb):
                 w[c] = lw * W[j0, c]

@@ -71,6 +71,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     hmax = min(ctl[HMAX], ctl[HSTAB])
     hmin = ctl[HMIN]
     cap = out.T.size
+    per_dt = 1.0 / dt
     method = int(ctl[METHOD])
     j = int(math.floor(tau / dt * (1.0 + 1e-14))) + 1
     while j <= k and not archive[j]:
@@ -93,7 +94,7 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             i_next = int(math.floor(tau / dt * (1.0 + 1e-14) + 1e-9)) + 1
             hs = i_next * dt - tau
             lands = i_next >= k
-        if row + 2 + (int(hs / dt) + 1 if j <= k else 0) > cap:
+        if row + 2 + (int(hs * per_dt) + 1 if j <= k else 0) > cap:
             ctl[TAU] = tau
             ctl[H] = h
             return FULL, row

@@ -259,7 +259,8 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
         da += (a1[i] - a[i]) ** 2
     factor = math.sqrt(24.0 * ctl[TOL]) if method == VERLET else 2.0 * ctl[TOL]
     if dx > 0.0 and da > 0.0:
-        return factor / math.sqrt(math.sqrt(da) / math.sqrt(dx))
+        # factor / sqrt(omega), omega = sqrt(da / dx) the apparent frequency
+        return factor * math.sqrt(math.sqrt(dx / da))
     if dx > 0.0:
         return math.inf
     # no displacement over the step (a start from rest under a load that starts from

@@ -11,15 +11,15 @@ energy lost at a release) since the start of the analysis (J).
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from fem.linalg import csr_matvec_add
-from fem.links.columns import (ACT, BLK, CIRCLE, CMP, DIR, FN, G0, G1, GAP, KIND, LAM, MODE,
-                               PDOT, PEN, RIGID, SLIP)
+from fem.links.columns import (ACT, ARCHIVED, BLK, CIRCLE, CMP, CN, DIR, FN, G0, G1, GAP,
+                               KIND, LAM, MODE, NA, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
+                               SLIP)
 from fem.links.law import evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
@@ -123,7 +123,7 @@ def csr_product(data, indices, indptr, x, out):
         out[r] = s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def csr_transpose_add(data, indices, indptr, y, scale, out):
     """out += scale A^T y (A in CSR parts)."""
     for r in range(indptr.size - 1):
@@ -156,7 +156,7 @@ def quadratic(data, indices, indptr, x, y):
 
 
 # --------------------------------------------------------------------------- links
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def link_kinematics(kin, x, v, w, d, dd):
     """d = L x + Lw w and d' = L x' + Lv w (3 m,)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, x, d)
@@ -166,7 +166,7 @@ def link_kinematics(kin, x, v, w, d, dd):
         dense_add(kin.Lv, w, 1.0, dd)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def link_rates(kin, v, w, dd):
     """d' = L x' + Lv w (3 m,) alone (``link_kinematics`` at an unchanged x)."""
     csr_product(kin.Ld, kin.Li, kin.Lp, v, dd)
@@ -285,8 +285,8 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
     """E1 = E0 + the energy terms of a step from (x0, v0) to (x1, v1): ``step_powers`` on
     every dof, then ``close_energy``."""
     work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, w0, w1, x0, x1, v0, v1)
-    close_energy(work, damped, kin.Lw, kin.imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0, d1, E0,
-                 E1, quadrature)
+    close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, cv0, cv1, phi0, phi1, d0,
+                        d1, E0, E1, quadrature)
 
 
 #: ``step_energy`` compiled into the explicit steps' loop (a call passes every array of the
@@ -294,7 +294,7 @@ def step_energy(ops, kin, P, x0, x1, v0, v1, w0, w1, cv0, cv1, phi0, phi1, d0, d
 step_energy_inline = numba.njit(cache=True, nogil=True, inline="always")(step_energy.py_func)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def archive_row_of(oT, oX, oV, oA, oCV, oEN, row, t, Md, Mi, Mp, Kd, Ki, Kp, x, v, a, cv, E,
                    half_dt):
     """Archive the instant t: the state (with ``half_dt`` > 0 the velocity v - half_dt a,
@@ -306,8 +306,8 @@ def archive_row_of(oT, oX, oV, oA, oCV, oEN, row, t, Md, Mi, Mp, Kd, Ki, Kp, x, 
         oV[row, j] = v[j] - half_dt * a[j]
         oA[row, j] = a[j]
     for c in range(cv.shape[0]):
-        for k in range(cv.shape[1]):
-            oCV[row, c, k] = cv[c, k]
+        for k in range(NA):
+            oCV[row, c, k] = cv[c, ARCHIVED[k]]
     oEN[row, 0] = 0.5 * quadratic(Md, Mi, Mp, v, v)
     oEN[row, 1] = 0.5 * quadratic(Kd, Ki, Kp, x, x)
     oEN[row, 2] = stored_energy(cv)
@@ -382,7 +382,7 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
         if P[c, KIND] == RIGID and closed:
             continue
         o = 3 * int(P[c, BLK])
-        if not closed and _stays_open(P, c, cv0, cv1, dd0, dd1, h, o):
+        if _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
             continue
         positive = cv0[c, G0] > 0.0 or armed_by_rate(P, cv0, c)
         for s in range(1, SAMPLES + 1):
@@ -398,18 +398,33 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _stays_open(P, c, cv0, cv1, dd0, dd1, h, o):
-    """Whether open contact c keeps a negative penetration over the whole step, so that its
-    function (-chi >= -p) stays positive at every sample: on the cubic Hermite of the link
-    displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1') with h00, h01 >= 0 of
-    sum 1 and |h10|, |h11| <= 4/27, and p is Lipschitz in d (a plane: |n|; a circle:
-    |I - a a^T| <= 1 + |a|^2), so p <= max(p0, p1) + lip 4/27 h (|d0'| + |d1'|)."""
-    r0 = math.sqrt(dd0[o] ** 2 + dd0[o + 1] ** 2 + dd0[o + 2] ** 2)
-    r1 = math.sqrt(dd1[o] ** 2 + dd1[o + 1] ** 2 + dd1[o + 2] ** 2)
-    a2 = P[c, DIR] ** 2 + P[c, DIR + 1] ** 2 + P[c, DIR + 2] ** 2
-    lip = 1.0 + a2 if P[c, KIND] == CIRCLE else math.sqrt(a2)
-    top = max(cv0[c, PEN], cv1[c, PEN]) + lip * (4.0 / 27.0) * h * (r0 + r1)
-    return top < 0.0
+def _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
+    """Whether contact c keeps its mode over the whole step by a bound on its penetration p,
+    so that its normal function is positive at every sample. On the cubic Hermite of the
+    link displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1') with h00, h01 >= 0
+    of sum 1 and |h10|, |h11| <= 4/27; p changes by at most lip |delta|_1 when d changes by
+    delta (a plane: lip = max |n_i|; a circle: |I - a a^T|_2 <= 1 + |a|^2), so that
+    |p(d) - p(h00 d0 + h01 d1)| <= lip 4/27 h (|d0'|_1 + |d1'|_1). Open: p is convex in d
+    (linear for a plane), so p <= max(p0, p1) + that margin, and the function (-chi >= -p)
+    stays positive when the bound is negative. Closed (a plane whose function is p itself:
+    no damper, or release at the gap): p is linear in d, so p >= min(p0, p1) - the margin,
+    and chi = p stays positive when that bound is."""
+    kind = P[c, KIND]
+    if closed and not (kind == PLANE and (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP)):
+        return False
+    r = 0.0
+    lip = 0.0
+    a2 = 0.0
+    for q in range(3):
+        r += abs(dd0[o + q]) + abs(dd1[o + q])
+        lip = max(lip, abs(P[c, DIR + q]))
+        a2 += P[c, DIR + q] ** 2
+    if kind == CIRCLE:
+        lip = 1.0 + a2
+    margin = lip * (4.0 / 27.0) * h * r
+    if closed:
+        return min(cv0[c, PEN], cv1[c, PEN]) - margin > 0.0
+    return max(cv0[c, PEN], cv1[c, PEN]) + margin < 0.0
 
 
 #: ``crossed`` compiled into the explicit steps' loop (a call per step)
@@ -461,7 +476,7 @@ def frozen_modes(cv, flags):
         flags[c] = cv[c, MODE]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac):
     """Kinematics, law and forces of the links at one state (no rigid bond forces)."""
     link_kinematics(kin, x, v, w, d, dd)

@@ -30,5 +30,10 @@ NP = 20
 (MODE, ACT, FN, PEN, PDOT, FTM, FDN, ENN, ENT, SLIPW, VSL, LAM, G0, G1, FTD, ANC, SDIR, FT,
  NRM, CMP) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 20, 23, 26, 29)
 NV = 30
+#: the columns a results file keeps of each archived instant (``fem.links.linkset.series``),
+#: in this order: a row of the archive holds these NA values per contact, not all NV
+ARCHIVED = (ACT, FN, PEN, LAM, FTM, VSL)
+NA = len(ARCHIVED)
+(A_ACT, A_FN, A_PEN, A_LAM, A_FTM, A_VSL) = range(NA)
 #: event functions per contact
 NG = 2

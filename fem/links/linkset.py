@@ -68,24 +68,26 @@ class LinkSet:
         return out
 
     def series(self, cv: np.ndarray) -> dict:
-        """The link series of archived rows, from their contact values cv (k, nc, NV)."""
+        """The link series of archived rows, from their archived contact values cv (k, nc,
+        NA): the columns ``fem.links.columns.ARCHIVED``."""
         out = {}
         for b, (name, kind, fr) in enumerate(zip(self.names, self.kinds, self.friction)):
             idx = np.flatnonzero(self.block == b)
             v = cv[:, idx]
             if kind == "impact":
-                out[f"links/{name}/gap"] = -v[:, 0, col.PEN]
-                out[f"links/{name}/normal_force"] = v[:, 0, col.LAM] * v[:, 0, col.ACT]
-                out[f"links/{name}/state"] = v[:, 0, col.ACT]
+                out[f"links/{name}/gap"] = -v[:, 0, col.A_PEN]
+                out[f"links/{name}/normal_force"] = v[:, 0, col.A_LAM] * v[:, 0, col.A_ACT]
+                out[f"links/{name}/state"] = v[:, 0, col.A_ACT]
                 continue
-            out[f"links/{name}/normal_force"] = (v[:, :, col.FN] * v[:, :, col.ACT]).sum(axis=1)
-            out[f"links/{name}/penetration"] = v[:, :, col.PEN].max(axis=1)
-            out[f"links/{name}/state"] = v[:, :, col.ACT].max(axis=1)
+            out[f"links/{name}/normal_force"] = (v[:, :, col.A_FN]
+                                                 * v[:, :, col.A_ACT]).sum(axis=1)
+            out[f"links/{name}/penetration"] = v[:, :, col.A_PEN].max(axis=1)
+            out[f"links/{name}/state"] = v[:, :, col.A_ACT].max(axis=1)
             if fr:
-                out[f"links/{name}/tangential_force"] = (v[:, :, col.FTM]
-                                                         * v[:, :, col.ACT]).sum(axis=1)
-                out[f"links/{name}/sliding_velocity"] = (v[:, :, col.VSL]
-                                                         * v[:, :, col.ACT]).sum(axis=1)
+                out[f"links/{name}/tangential_force"] = (v[:, :, col.A_FTM]
+                                                         * v[:, :, col.A_ACT]).sum(axis=1)
+                out[f"links/{name}/sliding_velocity"] = (v[:, :, col.A_VSL]
+                                                         * v[:, :, col.A_ACT]).sum(axis=1)
         return out
 
     def link_of(self, contact: int) -> str:
