@@ -299,3 +299,80 @@ def use_keyed_cache() -> str | None:
     if config is not None:              # numba imported before fem: it read the old value
         config.CACHE_DIR = FOLDER
     return FOLDER
+
+
+# --------------------------------------------------------------------------- repeated calls
+class Bound:
+    """A compiled function called again and again from Python with arguments of the same
+    types (a scheme's step loop, its trial step, its law evaluation).
+
+    numba's dispatcher works out the types of every argument at each call; for named tuples
+    of arrays (a scheme's operators, its buffers) that costs tens of microseconds, more than
+    a short call itself. The first call goes through the dispatcher (compiling or loading the
+    function) and keeps the compiled version for those types, with a fingerprint of each
+    argument; a later call whose arguments match the fingerprints calls that version
+    directly. The fingerprint of a named tuple is the object itself (its fields cannot be
+    rebound), of an array its dtype, dimension, layout and writability, of a scalar its
+    type; any other argument, or one that does not match, goes through the dispatcher again
+    (and binds the version for its types)."""
+
+    __slots__ = ("dispatcher", "entry", "prints")
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.entry = None
+        self.prints = None
+
+    def __call__(self, *args):
+        prints = self.prints
+        if prints is not None and len(args) == len(prints):
+            for arg, fp in zip(args, prints):
+                if fp.__class__ is type:
+                    if arg.__class__ is not fp:
+                        break
+                elif fp[0] is _SAME:
+                    if arg is not fp[1]:
+                        break
+                elif (arg.__class__ is not fp[0] or arg.dtype != fp[1] or arg.ndim != fp[2]
+                      or arg.flags.num & _LAYOUT != fp[3]):
+                    break
+            else:
+                return self.entry(*args)
+        result = self.dispatcher(*args)
+        self._bind(args)
+        return result
+
+    def _bind(self, args):
+        self.entry = self.prints = None
+        if not hasattr(self.dispatcher, "overloads"):
+            return                              # not a numba dispatcher: always called as is
+        prints = []
+        for arg in args:
+            fp = _fingerprint(arg)
+            if fp is None:
+                return
+            prints.append(fp)
+        types = tuple(self.dispatcher.typeof_pyval(arg) for arg in args)
+        compiled = self.dispatcher.overloads.get(types)
+        if compiled is not None:
+            self.entry = compiled.entry_point
+            self.prints = tuple(prints)
+
+
+_SCALARS = (float, int, bool)
+_SAME = object()
+#: the array flags that make its numba type: C and Fortran contiguity, aligned, writeable
+#: (numpy's NPY_ARRAY_C_CONTIGUOUS, F_CONTIGUOUS, ALIGNED, WRITEABLE)
+_LAYOUT = 0x1 | 0x2 | 0x100 | 0x400
+
+
+def _fingerprint(arg):
+    """What a later argument at the same place must match (``Bound``), or None."""
+    kind = type(arg)
+    if kind in _SCALARS:
+        return kind
+    if isinstance(arg, tuple) and hasattr(kind, "_fields"):
+        return (_SAME, arg)
+    if hasattr(arg, "__array_interface__") and hasattr(arg, "flags"):
+        return (kind, arg.dtype, arg.ndim, arg.flags.num & _LAYOUT)
+    return None

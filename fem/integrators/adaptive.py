@@ -177,7 +177,7 @@ def load_at(tau, dt, k, W, w, slope):
                 slope[c] += ld * W[j0 + p, c]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def hermite(theta, h, x0, v0, a0, x1, v1, a1, xo, vo):
     """Quintic Hermite through (x, v, a) at both ends of a step h (s), at fraction theta:
     displacement xo and its derivative vo."""

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg
 
+from fem.compiled import Bound
 from fem.errors import SolverError
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
                                      make_buffers, make_log, record_changes)
@@ -127,9 +128,18 @@ class Scheme:
         self.i = 0
         self._trial = None
         self._minv = None
+        self._bound = {}
         #: the energy terms are integrated and archived (every analysis with links; the
         #: linear ones skip that cost)
         self.energy = bool(self.links)
+
+    def call(self, function):
+        """The compiled ``function`` bound to the types of this scheme's arguments
+        (``fem.compiled.Bound``: later calls skip the dispatcher's type resolution)."""
+        bound = self._bound.get(function)
+        if bound is None:
+            bound = self._bound[function] = Bound(function)
+        return bound
 
     # ------------------------------------------------------------------ start
     def start(self, t0: float, x0, v0, w0, acceleration: str = "equilibrium"):
@@ -164,9 +174,9 @@ class Scheme:
             scratch = self._law_scratch = (np.empty_like(b.CV[c]), np.zeros((m, 3, 3)),
                                            np.zeros((m, 3, 3)))
         cv, jd, jv = scratch
-        links_at(self.P, self.kin, b.X[c], b.V[c], np.ascontiguousarray(self.w, float),
-                 b.CV[c], cv, b.PHI[c], b.DB[c], b.DD[c], np.asarray(flags, float), jd, jv,
-                 False)
+        self.call(links_at)(self.P, self.kin, b.X[c], b.V[c],
+                            np.ascontiguousarray(self.w, float), b.CV[c], cv, b.PHI[c], b.DB[c],
+                            b.DD[c], np.asarray(flags, float), jd, jv, False)
         b.CV[c] = cv
 
     def mass_solve(self, rhs):
@@ -189,8 +199,8 @@ class Scheme:
         if self.links:
             self.link_state()
         f = np.empty(self.n)
-        applied_force(self.ops, self.kin, x, v, np.ascontiguousarray(self.w, float), b.PHI[c],
-                      bool(self.links), f)
+        self.call(applied_force)(self.ops, self.kin, x, v, np.ascontiguousarray(self.w, float),
+                                 b.PHI[c], bool(self.links), f)
         a = self.mass_solve(f)
         rigid = [i for i in self.links.rigid if b.CV[c][i, MODE] == BONDED] if self.links else []
         if rigid:

@@ -41,7 +41,7 @@ from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXP
                                       load_at, plan_step,
                                       step_growth)
 from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
-                                            Work, _link_powers, _powers, accel,
+                                            Work, _link_powers, _powers, accel_inline,
                                             apparent_step_inline, step, tableau)
 from fem.linalg import Factor
 from fem.links.columns import MODE
@@ -233,28 +233,30 @@ def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, 
     q4 = 0.0
     q5 = 0.0
     # the three-point rule for the schemes of order 4 and 5, the midpoint rule (order 2) for
-    # euler and adaptive2
+    # euler and adaptive2; then the knot itself (one site for the acceleration, compiled in)
     low = ctl[METHOD] == EULER or ctl[METHOD] == VERLET
-    if 0.0 < theta < 1.0:
-        for g in range(1 if low else 3):
+    points = (1 if low else 3) if 0.0 < theta < 1.0 else 0
+    for g in range(points + 1):
+        if g < points:
             xg = 0.0 if low else GAUSS_X[g]
             th = 0.5 * theta * (1.0 + xg)
             wg = theta * h if low else 0.5 * theta * h * GAUSS_W[g]
-            hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
             load_at(tau + th * h, dt, k, W, ws.w, ws.slope)
-            accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
-                  ws.ddo, flags, ws.f, ws.ao)
+        else:
+            th = theta
+            wg = 0.0
+            for c in range(W.shape[1]):
+                ws.w[c] = W[j, c]
+        hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
+        accel_inline(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
+                     ws.ddo, flags, ws.f, ws.ao)
+        if g < points:
             pw, pd = _powers(ops, ws.w, ws.vo)
             pl, ps = _link_powers(kin, P, ws.phio, ws.ddo, ws.w)
             q0 += wg * pw
             q1 += wg * pd
             q4 += wg * pl
             q5 += wg * ps
-    hermite(theta, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
-    for c in range(W.shape[1]):
-        ws.w[c] = W[j, c]
-    accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do, ws.ddo, flags,
-          ws.f, ws.ao)
     if theta >= 1.0:
         for q in range(E0.size):
             ws.eo[q] = E1[q]
@@ -396,10 +398,10 @@ class Explicit(Scheme):
     def advance(self, out, row):
         ch = self.chunk
         before = self.ctl[ACCEPTED]
-        status, row = loop(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P, self.rig,
-                           ch.dt, ch.k, ch.times, ch.W, ch.archive, self.every, self.buf,
-                           self.cur, self.ws, self.hist_t, self.hist_f, out, row, self.locate,
-                           self.log)
+        status, row = self.call(loop)(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
+                                      self.rig, ch.dt, ch.k, ch.times, ch.W, ch.archive,
+                                      self.every, self.buf, self.cur, self.ws, self.hist_t,
+                                      self.hist_f, out, row, self.locate, self.log)
         self.steps = int(self.ctl[ACCEPTED])
         self.rejected = int(self.ctl[REJECTED])
         t0 = float(ch.times[0])
@@ -426,8 +428,9 @@ class Explicit(Scheme):
         h = t_end - self.t
         flags = self._flags()
         w1 = np.empty(ch.W.shape[1])
-        r = trial_step(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P, self.rig, tau,
-                       h, ch.dt, ch.k, ch.W, b, c, flags, self.ws, self.hist_t, self.hist_f, w1)
+        r = self.call(trial_step)(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
+                                  self.rig, float(tau), float(h), ch.dt, ch.k, ch.W, b, c, flags,
+                                  self.ws, self.hist_t, self.hist_f, w1)
         self._trial = (float(t_end), w1)
         return DONE if r == r else DIVERGED
 
@@ -444,9 +447,11 @@ class Explicit(Scheme):
         last = int(np.searchsorted(ch.times, t_end, side="right"))
         for j in range(first, last):
             if ch.archive[j]:
-                row = _emit(self.ctl, self.ops, self.kin, self.mass, self.P, self.rig, tau, h,
-                            ch.dt, ch.k, ch.W, ch.times, j, b.X[c], b.V[c], b.A[c], b.X[x],
-                            b.V[x], b.A[x], b.CV[c], b.E[c], b.E[x], flags, self.ws, out, row)
+                row = self.call(_emit)(self.ctl, self.ops, self.kin, self.mass, self.P,
+                                       self.rig, float(tau), float(h), ch.dt, ch.k, ch.W,
+                                       ch.times, j, b.X[c], b.V[c], b.A[c], b.X[x], b.V[x],
+                                       b.A[x], b.CV[c], b.E[c], b.E[x], flags, self.ws, out,
+                                       row)
         if self.method == DEVOGE:
             self.hist_t[:] = (tau, tau + 0.5 * h, t_end - t0)
             self.hist_f[0] = b.A[c]

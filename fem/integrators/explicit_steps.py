@@ -273,7 +273,7 @@ apparent_step_inline = numba.njit(cache=True, nogil=True, _nrt=False,
                                   inline="always")(apparent_step.py_func)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _powers(ops, w, v):
     """(power of the loads (B w) . v, power of the structural dampers v . C v)."""
     B = ops.B
@@ -291,7 +291,7 @@ def _powers(ops, w, v):
     return pw, pd
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _link_powers(kin, P, phi, dd, w):
     """(phi . d', phi . (Lv w)): the power of the links' forces on their relative rates, and
     its part along the imposed motion of their dofs."""
