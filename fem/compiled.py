@@ -334,7 +334,7 @@ class Bound:
                     if arg is not fp[1]:
                         break
                 elif (arg.__class__ is not fp[0] or arg.dtype != fp[1] or arg.ndim != fp[2]
-                      or arg.flags.num & _LAYOUT != fp[3]):
+                      or _layout(arg.flags.num) != fp[3]):
                     break
             else:
                 return self.entry(*args)
@@ -361,9 +361,16 @@ class Bound:
 
 _SCALARS = (float, int, bool)
 _SAME = object()
-#: the array flags that make its numba type: C and Fortran contiguity, aligned, writeable
-#: (numpy's NPY_ARRAY_C_CONTIGUOUS, F_CONTIGUOUS, ALIGNED, WRITEABLE)
-_LAYOUT = 0x1 | 0x2 | 0x100 | 0x400
+#: numpy's array flags C_CONTIGUOUS, F_CONTIGUOUS, ALIGNED and WRITEABLE
+_C, _F, _ALIGNED, _WRITEABLE = 0x1, 0x2, 0x100, 0x400
+
+
+def _layout(flags: int) -> int:
+    """The flags that make an array's numba type: its layout as numba reads it (C when C
+    contiguous, else F when Fortran contiguous, else any), alignment and writability."""
+    if flags & _C:
+        return flags & (_C | _ALIGNED | _WRITEABLE)
+    return flags & (_F | _ALIGNED | _WRITEABLE)
 
 
 def _fingerprint(arg):
@@ -374,5 +381,5 @@ def _fingerprint(arg):
     if isinstance(arg, tuple) and hasattr(kind, "_fields"):
         return (_SAME, arg)
     if hasattr(arg, "__array_interface__") and hasattr(arg, "flags"):
-        return (kind, arg.dtype, arg.ndim, arg.flags.num & _LAYOUT)
+        return (kind, arg.dtype, arg.ndim, _layout(arg.flags.num))
     return None

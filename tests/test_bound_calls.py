@@ -65,3 +65,14 @@ def test_a_plain_function_is_called_as_is():
     bound = Bound(plain)
     assert bound(2) == 4 and bound(3) == 6
     assert calls == [2, 3] and bound.entry is None
+
+
+def test_arrays_of_one_numba_type_share_the_binding():
+    # a single row is both C and Fortran contiguous: numba types it C, as any C array
+    bound = Bound(_reads)
+    pair = Pair(np.arange(3.0), np.zeros(2))
+    bound(pair, np.ones((1, 3))[0], 1.0)
+    entry = bound.entry
+    x = np.arange(4.0)
+    assert bound(pair, x, 2.0) == expected(pair, x, 2.0)
+    assert bound.entry is entry

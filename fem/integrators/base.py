@@ -50,7 +50,7 @@ import scipy.sparse.linalg
 from fem.compiled import Bound
 from fem.errors import SolverError
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
-                                     make_buffers, make_log, record_changes)
+                                     make_buffers, make_log, record_changes, state_arrays)
 from fem.linalg import as_csr
 from fem.links.columns import (BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, KT, LAM, MODE, MU, NP,
                                NV, RIGID)
@@ -116,6 +116,8 @@ class Scheme:
         self.kin = dynamics.kinematics()
         self.n = dynamics.size
         self.buf = make_buffers(self.n, self.P.shape[0], self.L.shape[0], NV)
+        #: the two buffers' state views (the same objects at every call)
+        self._states = (state_arrays(self.buf, 0), state_arrays(self.buf, 1))
         self.cur = 0
         self.locate = events == "locate"
         self.log = make_log(max(4096, 16 * self.P.shape[0]))

@@ -352,7 +352,7 @@ class ExactScheme(Scheme):
             m3 = self.L.shape[0]
             self._archive_scratch = (np.empty_like(cv0), np.zeros(m3), np.zeros(m3),
                                      np.zeros(m3), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
-        return archive_states(out, row, times, np.ascontiguousarray(Z[:, :n]),
+        return self.call(archive_states)(out, row, times, np.ascontiguousarray(Z[:, :n]),
                               np.ascontiguousarray(Z[:, n:]), A, W,
                               np.ascontiguousarray(Erows, float), self.P, self.kin, self.ops,
                               cv0, cv0[:, MODE].astype(float), bonded, lam,

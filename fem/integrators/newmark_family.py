@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
-                                     diverged, record_changes, state_arrays)
+                                     diverged, record_changes)
 from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
 from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable
 from fem.integrators.newmark_steps import (Coefficients, StepOperators, Work, _loop,
@@ -152,13 +152,13 @@ class NewmarkFamily(Scheme):
         factor, sops = self.step_operators(dt)
         half = 0.5 * dt if self.half_step_velocity else 0.0
         if self.lean and (factor.banded or sops.kind):
-            status, i, _, row = lean_loop(
+            status, i, _, row = self.call(lean_loop)(
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
                 self.buf, self.cur, self.wk, out, row, self.log, half, self.energy,
                 self._rows, self._columns(dt, sops), *self._scratch)
         elif factor.banded or sops.kind:
             c = self.cur
-            status, i, parity, row = _loop(
+            status, i, parity, row = self.call(_loop)(
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
                 self.buf, c, self.wk, out, row,
                 self.locate, self.log, half, bool(self.links))
@@ -184,7 +184,7 @@ class NewmarkFamily(Scheme):
     def _sparse_step(self, factor, sops, h, W, i, flags):
         """One step with a sparse LU factor (a bandwidth too large for the banded one)."""
         c = self.cur
-        s0, s1 = state_arrays(self.buf, c), state_arrays(self.buf, 1 - c)
+        s0, s1 = self._states[c], self._states[1 - c]
         predict_step(h, self.co, self.ops, W, i, s0, self.wk)
         s1.a[:] = factor.solve(self.wk.rhs)
         return finish_step(h, self.co, self.ops, self.kin, self.P, sops, W, i, s0, s1, self.wk,
@@ -223,9 +223,10 @@ class NewmarkFamily(Scheme):
         if not (factor.banded or sops.kind):
             return self._sparse_step(factor, sops, h, W, 1, flags)
         c = self.cur
-        return single(h, self.co, self.ops, self.kin, self.P, sops, W,
-                      state_arrays(self.buf, c), state_arrays(self.buf, 1 - c), self.wk,
-                      np.asarray(flags, float), bool(self.links))
+        states = self._states
+        return self.call(single)(float(h), self.co, self.ops, self.kin, self.P, sops, W,
+                                 states[c], states[1 - c], self.wk, np.asarray(flags, float),
+                                 bool(self.links))
 
     def archive_half_dt(self, dt):
         return 0.5 * dt if self.half_step_velocity else 0.0
