@@ -311,10 +311,11 @@ class Bound:
     a short call itself. The first call goes through the dispatcher (compiling or loading the
     function) and keeps the compiled version for those types, with a fingerprint of each
     argument; a later call whose arguments match the fingerprints calls that version
-    directly. The fingerprint of a named tuple is the object itself (its fields cannot be
-    rebound), of an array its dtype, dimension, layout and writability, of a scalar its
-    type; any other argument, or one that does not match, goes through the dispatcher again
-    (and binds the version for its types)."""
+    directly. The fingerprint of an array is its dtype, dimension, layout and writability, of
+    a scalar its type, of a named tuple those of its fields (checked by identity when it is
+    the object of the previous call: its fields cannot be rebound); any other argument, or
+    one that does not match, goes through the dispatcher again (and binds the version for
+    its types)."""
 
     __slots__ = ("dispatcher", "entry", "prints")
 
@@ -330,8 +331,8 @@ class Bound:
                 if fp.__class__ is type:
                     if arg.__class__ is not fp:
                         break
-                elif fp[0] is _SAME:
-                    if arg is not fp[1]:
+                elif fp.__class__ is list:
+                    if arg is not fp[1] and not _same_tuple(arg, fp):
                         break
                 elif (arg.__class__ is not fp[0] or arg.dtype != fp[1] or arg.ndim != fp[2]
                       or _layout(arg.flags.num) != fp[3]):
@@ -360,7 +361,6 @@ class Bound:
 
 
 _SCALARS = (float, int, bool)
-_SAME = object()
 #: numpy's array flags C_CONTIGUOUS, F_CONTIGUOUS, ALIGNED and WRITEABLE
 _C, _F, _ALIGNED, _WRITEABLE = 0x1, 0x2, 0x100, 0x400
 
@@ -374,12 +374,40 @@ def _layout(flags: int) -> int:
 
 
 def _fingerprint(arg):
-    """What a later argument at the same place must match (``Bound``), or None."""
+    """What a later argument at the same place must match (``Bound``), or None: a scalar's
+    type; an array's type, dtype, dimension and layout; for a named tuple, a list [the last
+    object seen, its type, its fields' fingerprints]."""
     kind = type(arg)
     if kind in _SCALARS:
         return kind
     if isinstance(arg, tuple) and hasattr(kind, "_fields"):
-        return (_SAME, arg)
+        fields = tuple(_fingerprint(field) for field in arg)
+        if any(field is None for field in fields):
+            return None
+        return [None, arg, kind, fields]
     if hasattr(arg, "__array_interface__") and hasattr(arg, "flags"):
         return (kind, arg.dtype, arg.ndim, _layout(arg.flags.num))
     return None
+
+
+def _matches(arg, fp) -> bool:
+    if fp.__class__ is type:
+        return arg.__class__ is fp
+    if fp.__class__ is list:
+        return arg is fp[1] or _same_tuple(arg, fp)
+    return (arg.__class__ is fp[0] and arg.dtype == fp[1] and arg.ndim == fp[2]
+            and _layout(arg.flags.num) == fp[3])
+
+
+def _same_tuple(arg, fp) -> bool:
+    """Whether the named tuple ``arg`` (another object than the last one seen) has the types
+    of fingerprint ``fp``; if so it becomes the object seen, so that the next call with it
+    takes the identity test alone."""
+    fields = fp[3]
+    if arg.__class__ is not fp[2] or len(arg) != len(fields):
+        return False
+    for field, sub in zip(arg, fields):
+        if not _matches(field, sub):
+            return False
+    fp[1] = arg
+    return True

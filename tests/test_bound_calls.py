@@ -1,7 +1,7 @@
 """``fem.compiled.Bound``: a compiled function called with arguments of the types of its
-first call goes straight to the compiled version; any argument of another type, layout or
-identity (for named tuples) goes through numba's dispatcher again, so that the result is
-always the one the dispatcher gives."""
+first call goes straight to the compiled version; an argument of another type, dtype,
+dimension or layout (also inside a named tuple) goes through numba's dispatcher again, so
+that the result is always the one the dispatcher gives."""
 
 from collections import namedtuple
 
@@ -23,20 +23,36 @@ def expected(pair, x, s):
     return float(pair.a[1] + 10.0 * x[1] + 100.0 * s)
 
 
+class Counted:
+    """The dispatcher, counting the calls that go through it."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.dispatcher(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.dispatcher, name)
+
+
 def test_same_types_take_the_compiled_version_directly():
-    bound = Bound(_reads)
+    counted = Counted(_reads)
+    bound = Bound(counted)
     pair = Pair(np.arange(3.0), np.zeros(2))
     x = np.arange(3.0)
     assert bound(pair, x, 1.0) == expected(pair, x, 1.0)
     assert bound.entry is not None
-    entry = bound.entry
     for s in (0.5, 2.0):
         assert bound(pair, x + s, s) == expected(pair, x + s, s)
-    assert bound.entry is entry
+    assert counted.calls == 1
 
 
 def test_other_types_go_through_the_dispatcher():
-    bound = Bound(_reads)
+    counted = Counted(_reads)
+    bound = Bound(counted)
     pair = Pair(np.arange(3.0), np.zeros(2))
     x = np.arange(3.0)
     bound(pair, x, 1.0)
@@ -47,12 +63,14 @@ def test_other_types_go_through_the_dispatcher():
         (pair, np.broadcast_to(np.arange(3.0), (3,)), 1.0), # read-only
         (pair, x, 3),                                       # an int scalar
         (pair, x, np.float64(2.5)),                         # a numpy scalar
-        (Pair(np.arange(3.0) + 1.0, np.zeros(2)), x, 1.0),  # another named tuple
-        (Pair(np.arange(3), np.zeros(2)), x, 1.0),          # ... of other types
+        (Pair(np.arange(3), np.zeros(2)), x, 1.0),          # a named tuple of other types
+        (Pair(np.arange(3.0), np.zeros(2)[None]), x, 1.0),  # ... another dimension
     ]
     for args in cases:
+        before = counted.calls
         for _ in range(2):          # once to bind, once through the binding
             assert bound(*args) == expected(*args), args
+        assert counted.calls == before + 1, args
 
 
 def test_a_plain_function_is_called_as_is():
@@ -69,10 +87,22 @@ def test_a_plain_function_is_called_as_is():
 
 def test_arrays_of_one_numba_type_share_the_binding():
     # a single row is both C and Fortran contiguous: numba types it C, as any C array
-    bound = Bound(_reads)
+    counted = Counted(_reads)
+    bound = Bound(counted)
     pair = Pair(np.arange(3.0), np.zeros(2))
     bound(pair, np.ones((1, 3))[0], 1.0)
-    entry = bound.entry
     x = np.arange(4.0)
     assert bound(pair, x, 2.0) == expected(pair, x, 2.0)
-    assert bound.entry is entry
+    assert counted.calls == 1
+
+
+def test_a_new_named_tuple_of_the_same_types_keeps_the_binding():
+    # a scheme makes its outputs anew for each chunk: same types, another object
+    counted = Counted(_reads)
+    bound = Bound(counted)
+    x = np.arange(3.0)
+    bound(Pair(np.arange(3.0), np.zeros(2)), x, 1.0)
+    for shift in (1.0, 2.0):
+        pair = Pair(np.arange(3.0) + shift, np.zeros(2))
+        assert bound(pair, x, 1.0) == expected(pair, x, 1.0)
+    assert counted.calls == 1
