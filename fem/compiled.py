@@ -317,17 +317,21 @@ class Bound:
     one that does not match, goes through the dispatcher again (and binds the version for
     its types)."""
 
-    __slots__ = ("dispatcher", "entry", "prints")
+    __slots__ = ("dispatcher", "binding")
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
-        self.entry = None
-        self.prints = None
+        #: (fingerprints, compiled entry point), replaced as a whole (threads may call)
+        self.binding = None
+
+    @property
+    def entry(self):
+        return self.binding[1] if self.binding is not None else None
 
     def __call__(self, *args):
-        prints = self.prints
-        if prints is not None and len(args) == len(prints):
-            for arg, fp in zip(args, prints):
+        binding = self.binding
+        if binding is not None and len(args) == len(binding[0]):
+            for arg, fp in zip(args, binding[0]):
                 if fp.__class__ is type:
                     if arg.__class__ is not fp:
                         break
@@ -338,26 +342,27 @@ class Bound:
                       or _layout(arg.flags.num) != fp[3]):
                     break
             else:
-                return self.entry(*args)
+                return binding[1](*args)
         result = self.dispatcher(*args)
-        self._bind(args)
+        self.binding = self._bind(args)
         return result
 
     def _bind(self, args):
-        self.entry = self.prints = None
+        """(fingerprints, entry point) of the compiled version for the types of ``args``, or
+        None when an argument has no fingerprint or the function is not compiled."""
         if not hasattr(self.dispatcher, "overloads"):
-            return                              # not a numba dispatcher: always called as is
+            return None                         # not a numba dispatcher: always called as is
         prints = []
         for arg in args:
             fp = _fingerprint(arg)
             if fp is None:
-                return
+                return None
             prints.append(fp)
         types = tuple(self.dispatcher.typeof_pyval(arg) for arg in args)
         compiled = self.dispatcher.overloads.get(types)
-        if compiled is not None:
-            self.entry = compiled.entry_point
-            self.prints = tuple(prints)
+        if compiled is None:
+            return None
+        return tuple(prints), compiled.entry_point
 
 
 _SCALARS = (float, int, bool)

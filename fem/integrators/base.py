@@ -94,6 +94,10 @@ class Chunk:
         return len(self.times) - 1
 
 
+#: the Bound of each compiled function a scheme calls from Python (``Scheme.call``)
+_BOUND: dict = {}
+
+
 class Scheme:
     """Base of every scheme (module docstring). Fixed-step schemes implement ``run_steps``
     and ``single_step``; the rest is shared."""
@@ -130,17 +134,19 @@ class Scheme:
         self.i = 0
         self._trial = None
         self._minv = None
-        self._bound = {}
         #: the energy terms are integrated and archived (every analysis with links; the
         #: linear ones skip that cost)
         self.energy = bool(self.links)
 
-    def call(self, function):
-        """The compiled ``function`` bound to the types of this scheme's arguments
-        (``fem.compiled.Bound``: later calls skip the dispatcher's type resolution)."""
-        bound = self._bound.get(function)
+    @staticmethod
+    def call(function):
+        """The compiled ``function`` bound to the types of its arguments
+        (``fem.compiled.Bound``: later calls skip the dispatcher's type resolution); one
+        binding a function for every scheme of the process, so that a new scheme of the same
+        kind does not bind again."""
+        bound = _BOUND.get(function)
         if bound is None:
-            bound = self._bound[function] = Bound(function)
+            bound = _BOUND[function] = Bound(function)
         return bound
 
     # ------------------------------------------------------------------ start
