@@ -20,7 +20,9 @@ stops the loop (status EVENT) with the step pending; the modes are held over eve
 the right-hand side is smooth inside a step and the error control keeps its meaning.
 
 The steps themselves, the acceleration and the quadratures of the energy terms are in
-``fem.integrators.explicit_steps``.
+``fem.integrators.explicit_steps``; on an undamped uncoupled modal basis with plane contacts
+that have neither damper nor friction, adaptive2 takes the steps that provably keep every
+contact's mode in ``fem.integrators.explicit_lean``.
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXP
                                       RATE_FREE, REJECTED, SV, SX, TAU, TOL, hermite,
                                       load_at, plan_step,
                                       step_growth)
+from fem.integrators.explicit_lean import qualifies, segment
 from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
                                             Work, _link_powers, _powers, accel_inline,
                                             apparent_step_inline, step, tableau)
+from fem.integrators.newmark_lean import contact_rows
 from fem.linalg import Factor
 from fem.links.columns import MODE
 from fem.links.law import rate_free, stored_energy
@@ -54,9 +58,11 @@ CALL_STEPS = 1 << 20
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur, ws,
-         hist_t, hist_f, out, row, locate, log):
+         hist_t, hist_f, out, row, locate, log, lean, R, RS):
     """Steps from local time ctl[TAU] to the end of the chunk (k knots of spacing dt);
-    returns (status, rows). On EVENT the pending step [TAU, TAU + H] is in buffer 1 - cur."""
+    returns (status, rows). On EVENT the pending step [TAU, TAU + H] is in buffer 1 - cur.
+    With ``lean``, the steps that qualify run in ``explicit_lean.segment`` (R, RS: the rows
+    of the plane contacts and M^-1 times them)."""
     n = ops.B.shape[0]
     nxt = 1 - cur
     x, v, a, cv = buf.X[cur], buf.V[cur], buf.A[cur], buf.CV[cur]
@@ -87,6 +93,18 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             ctl[TAU] = tau
             ctl[H] = h
             return FULL, row
+        if lean:
+            knot = j
+            while knot <= k and not archive[knot]:
+                knot += 1
+            tau, h, got = segment(ctl, ops, kin, P, R, RS, mass.inv, tau, h, hmax, hmin, tend,
+                                  dt, k, W, archive, knot, x, v, a, cv, phi, db, dd, E, wp,
+                                  ws.w, ws.slope, x1, v1, a1, cv1, flags, rig.J)
+            if got:
+                taken += got
+                _track(ctl, x, v)
+                if tau >= tend * (1.0 - 1e-15):
+                    break
         if adaptive:
             hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
         else:
@@ -345,6 +363,11 @@ class Explicit(Scheme):
             ctl[H] = max(min(h, ctl[HMAX]), ctl[HMIN])
         self.ctl = ctl
         self._w_static = None
+        self.lean = qualifies(self.method, self.adaptive, self.locate, dynamics, self.P,
+                              self.ops, self.rig.index)
+        R = contact_rows(self.P, self.L) if self.lean else np.zeros((0, n))
+        self.lean_rows = (np.ascontiguousarray(R),
+                          np.ascontiguousarray(R * self.mass.inv) if self.lean else R)
 
     def check_resolution(self, step: float):
         if not self.adaptive:
@@ -401,7 +424,8 @@ class Explicit(Scheme):
         status, row = self.call(loop)(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
                                       self.rig, ch.dt, ch.k, ch.times, ch.W, ch.archive,
                                       self.every, self.buf, self.cur, self.ws, self.hist_t,
-                                      self.hist_f, out, row, self.locate, self.log)
+                                      self.hist_f, out, row, self.locate, self.log,
+                                      self.lean and self.every == 0, *self.lean_rows)
         self.steps = int(self.ctl[ACCEPTED])
         self.rejected = int(self.ctl[REJECTED])
         t0 = float(ch.times[0])

@@ -257,6 +257,14 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
     for i in range(n):
         dx += (x1[i] - x[i]) ** 2
         da += (a1[i] - a[i]) ** 2
+    return apparent_rule(ctl, method, dx, da)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+def apparent_rule(ctl, method, dx, da):
+    """The step euler (order 1) or adaptive2 (VERLET) wants after a step whose increments
+    of displacement and acceleration have squared norms dx and da: the tolerance's step at
+    the apparent frequency sqrt(da / dx)."""
     factor = math.sqrt(24.0 * ctl[TOL]) if method == VERLET else 2.0 * ctl[TOL]
     if dx > 0.0 and da > 0.0:
         # factor / sqrt(omega), omega = sqrt(da / dx) the apparent frequency

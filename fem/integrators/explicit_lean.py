@@ -1,0 +1,143 @@
+"""The lean steps of adaptive2: the velocity Verlet steps whose link forces and event test
+need no law.
+
+They qualify (``qualifies``) on a modal basis whose stiffness is diagonal and which has no
+damping, with plane contacts that have neither damper nor friction, an obstacle that does
+not move, and located events. Then a closed contact's force is k p along its row
+r = n^T L (p = r . x - gap), the acceleration does not depend on the velocity, and along the
+step's cubic Hermite of the link displacement the penetration is the cubic Hermite of
+(p, p') at the ends: it keeps its sign over the step when
+
+    min(p0, p1) - 4/27 h (|p0'| + |p1'|) > 0   (closed),
+    max(p0, p1) + 4/27 h (|p0'| + |p1'|) < 0   (open),
+
+so that no event can be found in it (the bound of ``fem.integrators.kernels._mode_holds``,
+with the plane's own rates). ``segment`` takes such steps in a loop of its own, with the
+step rule of ``explicit_steps.apparent_rule`` and the energy terms of the general loop (the
+loads' work by the trapezoidal rule of ``kernels.dof_powers``; these contacts dissipate
+nothing while their modes hold). It stops before a step that covers an archived knot, whose
+bound fails, that wants less than the smallest step or that ends the chunk, and leaves that
+step to the general loop (``fem.integrators.explicit.loop``), after evaluating the laws at
+the state it reached.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from fem.integrators.adaptive import ACCEPTED, REJECTED, load_at, plan_step
+from fem.integrators.explicit_steps import VERLET, apparent_rule
+from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at
+from fem.links.columns import ACT, CN, GAP, KIND, KN, MODE, MU, PEN, PLANE
+
+#: the most steps one call of ``segment`` takes
+SEGMENT_STEPS = 1 << 16
+
+
+def qualifies(method: int, adaptive: bool, locate: bool, dynamics, P, ops, rigid) -> bool:
+    """Whether an explicit scheme runs its steps through ``segment`` (module docstring)."""
+    if method != VERLET or not adaptive or not locate or dynamics.basis != "modal":
+        return False
+    n = dynamics.size
+    if ops.Kdiag.size != n or dynamics.damping.count_nonzero() or len(rigid):
+        return False
+    if np.any(dynamics.Lw) or np.any(dynamics.Lv):
+        return False
+    return bool(np.all((P[:, KIND] == PLANE) & (P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, archive, j,
+            x, v, a, cv, phi, db, dd, E, wp, w, slope, x1, v1, a1, before, flags, J):
+    """Lean steps from local time tau in place (module docstring); returns (tau, h, steps
+    taken). wp holds the loads at tau and is kept so; the buffer's contact values, forces
+    and link displacements are evaluated at the end when a step was taken."""
+    n = x.size
+    nc = P.shape[0]
+    kd = ops.Kdiag
+    B = ops.B
+    taken = 0
+    knot = j * dt if j <= k else np.inf
+    while taken < SEGMENT_STEPS:
+        hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
+        if lands or knot <= (tau + hs) * (1.0 + 1e-14) + 1e-300:
+            break
+        load_at(tau + hs, dt, k, W, w, slope)
+        for i in range(n):
+            vh = v[i] + 0.5 * hs * a[i]
+            x1[i] = x[i] + hs * vh
+            v1[i] = vh
+            f = 0.0
+            for c in range(w.size):
+                f += B[i, c] * w[c]
+            a1[i] = (f - kd[i] * x1[i]) * inv[i]
+        for c in range(nc):
+            if cv[c, ACT] > 0.5:
+                p = -P[c, GAP]
+                for i in range(n):
+                    p += R[c, i] * x1[i]
+                fn = P[c, KN] * p
+                for i in range(n):
+                    a1[i] -= fn * RS[c, i]
+        dxs = 0.0
+        das = 0.0
+        bad = False
+        for i in range(n):
+            v1[i] += 0.5 * hs * a1[i]
+            dxs += (x1[i] - x[i]) ** 2
+            das += (a1[i] - a[i]) ** 2
+            bad = bad or not abs(x1[i]) <= DIVERGENCE_LIMIT
+        r = apparent_rule(ctl, VERLET, dxs, das)
+        if bad or not r >= hmin:
+            break
+        wanted = min(r, hmax)
+        if hs > 1.5 * wanted and hs > hmin * (1.0 + 1e-12):
+            ctl[REJECTED] += 1
+            h = wanted
+            continue
+        # every contact keeps its mode over the step, or the general loop takes it
+        held = True
+        for c in range(nc):
+            p0 = cv[c, PEN]
+            p1 = -P[c, GAP]
+            r0 = 0.0
+            r1 = 0.0
+            for i in range(n):
+                p1 += R[c, i] * x1[i]
+                r0 += R[c, i] * v[i]
+                r1 += R[c, i] * v1[i]
+            margin = (4.0 / 27.0) * hs * (abs(r0) + abs(r1))
+            if cv[c, ACT] > 0.5:
+                held = min(p0, p1) - margin > 0.0
+            else:
+                held = max(p0, p1) + margin < 0.0
+            if not held:
+                break
+            before[c, PEN] = p1
+        if not held:
+            break
+        for c in range(nc):
+            cv[c, PEN] = before[c, PEN]
+        work = 0.0
+        for i in range(n):
+            pw, _ = dof_powers(i, x1[i] - x[i], B, ops.Cd, ops.Ci, ops.Cp, wp, w, v, v1)
+            work += pw
+            x[i] = x1[i]
+            v[i] = v1[i]
+            a[i] = a1[i]
+        E[0] += 0.5 * work
+        for c in range(w.size):
+            wp[c] = w[c]
+        tau += hs
+        taken += 1
+        ctl[ACCEPTED] += 1
+        h = min(max(r, hmin), hmax, 1.2 * max(h, hs))
+    if taken:
+        for c in range(nc):
+            flags[c] = cv[c, MODE]
+        links_at(P, kin, x, v, wp, cv, before, phi, db, dd, flags, J, J, False)
+        for c in range(nc):
+            for q in range(cv.shape[1]):
+                cv[c, q] = before[c, q]
+    return tau, h, taken
