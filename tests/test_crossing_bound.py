@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from fem.integrators.kernels import _mode_holds
-from fem.links.columns import CIRCLE, CN, DIR, GAP, KIND, NP, NV, PEN, PLANE, REL, RELEASE_GAP
+from fem.links.columns import (CIRCLE, CN, DIR, GAP, KIND, NP, NV, PDOT, PEN, PLANE, REL,
+                               RELEASE_GAP)
 
 THETA = np.linspace(0.0, 1.0, 2001)
 
@@ -42,9 +43,11 @@ def contact(kind, axis, gap):
     return P
 
 
-def values(p):
+def values(p, rate=0.0):
+    """Contact values of penetration p and rate p' (a plane's bound reads p')."""
     cv = np.zeros((1, NV))
     cv[0, PEN] = p
+    cv[0, PDOT] = rate
     return cv
 
 
@@ -64,12 +67,18 @@ def random_steps(rng, kind, count):
         yield P, d0, dd0, d1, dd1, h, p0, p1
 
 
+def plane_rate(P, dd):
+    """p' = n . d' of a plane contact (what the law writes in column PDOT)."""
+    return float(P[0, DIR:DIR + 3] @ dd)
+
+
 @pytest.mark.parametrize("kind", [PLANE, CIRCLE])
 def test_the_open_bound_holds_on_the_dense_output(kind):
     rng = np.random.default_rng(7 + kind)
     said = 0
     for P, d0, dd0, d1, dd1, h, p0, p1 in random_steps(rng, kind, 3000):
-        if _mode_holds(P, 0, False, values(p0), values(p1), dd0, dd1, h, 0):
+        cv0, cv1 = values(p0, plane_rate(P, dd0)), values(p1, plane_rate(P, dd1))
+        if _mode_holds(P, 0, False, cv0, cv1, dd0, dd1, h, 0):
             said += 1
             p = penetration(kind, P[0, DIR:DIR + 3], P[0, GAP], hermite(d0, dd0, d1, dd1, h))
             assert p.max() < 0.0
@@ -85,7 +94,8 @@ def test_the_closed_bound_holds_on_the_dense_output():
         shift = max(-min(p0, p1), 0.0) + rng.uniform(0.0, 2.0) * P[0, GAP]
         P[0, GAP] -= shift
         p0, p1 = p0 + shift, p1 + shift
-        if _mode_holds(P, 0, True, values(p0), values(p1), dd0, dd1, h, 0):
+        cv0, cv1 = values(p0, plane_rate(P, dd0)), values(p1, plane_rate(P, dd1))
+        if _mode_holds(P, 0, True, cv0, cv1, dd0, dd1, h, 0):
             said += 1
             p = penetration(PLANE, P[0, DIR:DIR + 3], P[0, GAP],
                             hermite(d0, dd0, d1, dd1, h))
@@ -97,12 +107,15 @@ def test_slow_contacts_keep_their_mode():
     axis = np.array([1.0, 0.0, 0.0])
     P = contact(PLANE, axis, 1e-3)
     slow = np.array([1e-3, 0.0, 0.0])               # 1 mm/s over a step of 1e-5 s
-    assert _mode_holds(P, 0, False, values(-1e-3), values(-1e-3), slow, slow, 1e-5, 0)
-    assert _mode_holds(P, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    assert _mode_holds(P, 0, False, values(-1e-3, 1e-3), values(-1e-3, 1e-3), slow, slow,
+                       1e-5, 0)
+    assert _mode_holds(P, 0, True, values(1e-3, 1e-3), values(1e-3, 1e-3), slow, slow, 1e-5, 0)
     # a contact that reaches its switching point within the step does not
     fast = np.array([1e3, 0.0, 0.0])
-    assert not _mode_holds(P, 0, False, values(-1e-3), values(-1e-3), fast, -fast, 1e-5, 0)
-    assert not _mode_holds(P, 0, True, values(1e-3), values(1e-3), fast, -fast, 1e-5, 0)
+    assert not _mode_holds(P, 0, False, values(-1e-3, 1e3), values(-1e-3, -1e3), fast, -fast,
+                           1e-5, 0)
+    assert not _mode_holds(P, 0, True, values(1e-3, 1e3), values(1e-3, -1e3), fast, -fast,
+                           1e-5, 0)
 
 
 def test_closed_contacts_whose_function_is_not_the_penetration_are_searched():
@@ -111,8 +124,9 @@ def test_closed_contacts_whose_function_is_not_the_penetration_are_searched():
     slow = np.array([1e-3, 0.0, 0.0])
     damped = contact(PLANE, np.array([1.0, 0.0, 0.0]), 1e-3)
     damped[0, CN] = 10.0
-    assert not _mode_holds(damped, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    held = (values(1e-3, 1e-3), values(1e-3, 1e-3), slow, slow, 1e-5, 0)
+    assert not _mode_holds(damped, 0, True, *held)
     damped[0, REL] = RELEASE_GAP
-    assert _mode_holds(damped, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)
+    assert _mode_holds(damped, 0, True, *held)
     circle = contact(CIRCLE, np.array([0.0, 0.0, 1.0]), 1e-3)
     assert not _mode_holds(circle, 0, True, values(1e-3), values(1e-3), slow, slow, 1e-5, 0)

@@ -101,10 +101,9 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
                                   dt, k, W, archive, knot, x, v, a, cv, phi, db, dd, E, wp,
                                   ws.w, ws.slope, x1, v1, a1, cv1, flags, rig.J)
             if got:
+                # the segment leaves the chunk's last step to this loop
                 taken += got
                 _track(ctl, x, v)
-                if tau >= tend * (1.0 - 1e-15):
-                    break
         if adaptive:
             hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
         else:

@@ -11,8 +11,8 @@ step's cubic Hermite of the link displacement the penetration is the cubic Hermi
     min(p0, p1) - 4/27 h (|p0'| + |p1'|) > 0   (closed),
     max(p0, p1) + 4/27 h (|p0'| + |p1'|) < 0   (open),
 
-so that no event can be found in it (the bound of ``fem.integrators.kernels._mode_holds``,
-with the plane's own rates). ``segment`` takes such steps in a loop of its own, with the
+so that no event can be found in it (``fem.integrators.kernels.sign_kept``, the bound the
+general loop's crossing test uses). ``segment`` takes such steps in a loop of its own, with the
 step rule of ``explicit_steps.apparent_rule`` and the energy terms of the general loop (the
 loads' work by the trapezoidal rule of ``kernels.dof_powers``; these contacts dissipate
 nothing while their modes hold). It stops before a step that covers an archived knot, whose
@@ -28,7 +28,7 @@ import numpy as np
 
 from fem.integrators.adaptive import ACCEPTED, REJECTED, load_at, plan_step
 from fem.integrators.explicit_steps import VERLET, apparent_rule
-from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at
+from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at, sign_kept
 from fem.links.columns import ACT, CN, GAP, KIND, KN, MODE, MU, PEN, PLANE
 
 #: the most steps one call of ``segment`` takes
@@ -107,11 +107,7 @@ def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, ar
                 p1 += R[c, i] * x1[i]
                 r0 += R[c, i] * v[i]
                 r1 += R[c, i] * v1[i]
-            margin = (4.0 / 27.0) * hs * (abs(r0) + abs(r1))
-            if cv[c, ACT] > 0.5:
-                held = min(p0, p1) - margin > 0.0
-            else:
-                held = max(p0, p1) + margin < 0.0
+            held = sign_kept(cv[c, ACT] > 0.5, p0, p1, r0, r1, hs)
             if not held:
                 break
             before[c, PEN] = p1

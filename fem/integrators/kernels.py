@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from fem.linalg import csr_matvec_add
-from fem.links.columns import (ACT, ARCHIVED, BLK, CIRCLE, CMP, CN, DIR, FN, G0, G1, GAP,
+from fem.links.columns import (ACT, ARCHIVED, BLK, CMP, CN, DIR, FN, G0, G1, GAP,
                                KIND, LAM, MODE, NA, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
                                SLIP)
 from fem.links.law import evaluate, step_dissipation, stored_energy
@@ -400,31 +400,37 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     """Whether contact c keeps its mode over the whole step by a bound on its penetration p,
-    so that its normal function is positive at every sample. On the cubic Hermite of the
-    link displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1') with h00, h01 >= 0
-    of sum 1 and |h10|, |h11| <= 4/27; p changes by at most lip |delta|_1 when d changes by
-    delta (a plane: lip = max |n_i|; a circle: |I - a a^T|_2 <= 1 + |a|^2), so that
-    |p(d) - p(h00 d0 + h01 d1)| <= lip 4/27 h (|d0'|_1 + |d1'|_1). Open: p is convex in d
-    (linear for a plane), so p <= max(p0, p1) + that margin, and the function (-chi >= -p)
-    stays positive when the bound is negative. Closed (a plane whose function is p itself:
-    no damper, or release at the gap): p is linear in d, so p >= min(p0, p1) - the margin,
-    and chi = p stays positive when that bound is."""
-    kind = P[c, KIND]
-    if closed and not (kind == PLANE and (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP)):
+    so that its normal function is positive at every sample (``sign_kept``). On the cubic
+    Hermite of the link displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1'): for
+    a plane, p is linear in d, so p(theta) is the cubic Hermite of (p, p') at the ends; for a
+    circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
+    |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
+    Closed contacts are bounded only for a plane whose function is p itself (no damper, or
+    release at the gap)."""
+    if P[c, KIND] == PLANE:
+        if closed and not (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP):
+            return False
+        return sign_kept(closed, cv0[c, PEN], cv1[c, PEN], cv0[c, PDOT], cv1[c, PDOT], h)
+    if closed:
         return False
     r = 0.0
-    lip = 0.0
     a2 = 0.0
     for q in range(3):
         r += abs(dd0[o + q]) + abs(dd1[o + q])
-        lip = max(lip, abs(P[c, DIR + q]))
         a2 += P[c, DIR + q] ** 2
-    if kind == CIRCLE:
-        lip = 1.0 + a2
-    margin = lip * (4.0 / 27.0) * h * r
+    return sign_kept(False, cv0[c, PEN], cv1[c, PEN], (1.0 + a2) * r, 0.0, h)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def sign_kept(closed, p0, p1, r0, r1, h):
+    """Whether a penetration that is, over a step h, the cubic Hermite of (p0, r0) and (p1,
+    r1) (or is bounded by it) stays positive (closed) or negative (open): the Hermite basis
+    h00, h01 >= 0 sums to 1 and |h10|, |h11| <= 4/27, so p lies within 4/27 h (|r0| + |r1|)
+    of [min(p0, p1), max(p0, p1)]."""
+    margin = (4.0 / 27.0) * h * (abs(r0) + abs(r1))
     if closed:
-        return min(cv0[c, PEN], cv1[c, PEN]) - margin > 0.0
-    return max(cv0[c, PEN], cv1[c, PEN]) + margin < 0.0
+        return min(p0, p1) - margin > 0.0
+    return max(p0, p1) + margin < 0.0
 
 
 #: ``crossed`` compiled into the explicit steps' loop (a call per step)
