@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from fem.errors import SolverError
 from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at, quadratic
@@ -113,6 +112,7 @@ def _candidates(scheme):
             if hit is None:
                 continue
             lo, hi = points[hit - 1], points[hit]
+            from scipy.optimize import brentq  # scipy.optimize costs 0.3 s to import
             try:
                 theta = brentq(f, lo, hi, xtol=1e-15)
             except ValueError:
