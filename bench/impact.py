@@ -14,7 +14,7 @@ Rows:
   ``events = "step"``, advanced over the 1e6 steps of dt = 4e-6 s in one chunk, loads
   sampled beforehand, every 25th step archived), best of the repeats after a warm-up call
   (compilation or cache load);
-- fem modal CD, analysis: ``fem.run.run_study`` on a study holding the modes and the
+- fem modal CD, analysis: ``fem.runner.run_study`` on a study holding the modes and the
   analysis, the analysis' own wall time (driver, loads, archiving to the results file) and,
   in brackets, the whole run (modes, model, file, checks);
 - Python CD loop: the same step loop written in Python with numpy vectors, over
@@ -148,7 +148,7 @@ def run_file(path: Path, name: str):
     """run_study on ``path``: (analysis wall time, whole run time, event times, steps)."""
     import h5py
 
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = path.with_suffix(".h5")
     start = time.perf_counter()
@@ -182,7 +182,7 @@ def modal_problem(text: str, directory: Path):
     from fem.links import linkset
     from fem.modal.basis import build_basis
     from fem.modal.modes import real_modes
-    from fem.run import prepare
+    from fem.runner import prepare
     from fem.timegrid import build_grid
 
     path = directory / "problem.toml"

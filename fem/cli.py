@@ -116,7 +116,7 @@ def main(argv=None) -> int:
 
 
 def _run(args) -> int:
-    from fem.run import run_study
+    from fem.runner import run_study
 
     log = (lambda msg: print(msg, file=sys.stderr)) if args.verbose and not args.quiet else None
     with warnings.catch_warnings():

@@ -35,14 +35,25 @@ class ResultsWriter:
     readable file.
     """
 
+    _memory_files = 0
+
     def __init__(self, path, *, title: str, study_source: str, node_names, coordinates,
                  dof_node, dof_component, dof_imposed):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # The low bound v108 keeps the superblock below version 3: a version 3 superblock
         # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
         # file of a killed run could not be opened again, even read-only.
-        self.file = h5py.File(self.path, "w", libver=("v108", "latest"), rdcc_nbytes=64 << 20)
+        options = dict(libver=("v108", "latest"), rdcc_nbytes=64 << 20)
+        if path is None:
+            # in memory only (HDF5's core driver without a backing file): the results of a
+            # run from the Python API that asked for no file
+            ResultsWriter._memory_files += 1
+            self.path = None
+            self.file = h5py.File(f"fem-results-{ResultsWriter._memory_files}.h5", "w",
+                                  driver="core", backing_store=False, **options)
+        else:
+            self.path = Path(path)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = h5py.File(self.path, "w", **options)
         f = self.file
         f.attrs["format"] = layout.FORMAT
         f.attrs["format_version"] = layout.FORMAT_VERSION
@@ -84,9 +95,15 @@ class ResultsWriter:
         self.file.create_dataset(layout.CHECKS, data=table)
         self.file.flush()
 
-    def close(self, complete: bool):
+    def seal(self, complete: bool):
+        """Mark the file complete (or failed) and flush it, leaving it open."""
         if self.file.id.valid:
             self.file.attrs["status"] = layout.STATUS_COMPLETE if complete else layout.STATUS_FAILED
+            self.file.flush()
+
+    def close(self, complete: bool):
+        if self.file.id.valid:
+            self.seal(complete)
             self.file.close()
 
     def __enter__(self):

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def run_toml(tmp_path):
     """run_toml(text) -> open h5py.File of the results (the study is written in tmp_path)."""
-    from fem.run import run_study
+    from fem.runner import run_study
 
     opened = []
 

@@ -75,7 +75,7 @@ def v4_matrices():
 @pytest.fixture(scope="module")
 def v4(tmp_path_factory):
     import h5py
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = tmp_path_factory.mktemp("v4") / "v4.h5"
     report = run_study(ROOT / "studies" / "v4_chain8.toml", out)

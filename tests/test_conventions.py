@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import postpro
-from fem.run import run_study
+from fem.runner import run_study
 
 # a chain of two masses on springs and dampers, loaded from t = 0 (so that a0 != 0)
 CHAIN = """

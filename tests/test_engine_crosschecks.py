@@ -29,7 +29,7 @@ import closed_forms as cf
 import postpro
 from fem.errors import NotAvailableError
 from fem import catalog
-from fem.run import run_study
+from fem.runner import run_study
 from postpro.energy import energy_balance_error
 
 #: every tolerance is SAFETY times the error its comment derives

@@ -49,7 +49,7 @@ def test_falling_mass_energies_both_propagators(run_toml):
     spring energy left at its release as dissipated."""
     import h5py
 
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = ROOT / "tests" / "_v1b_energy.h5"
     try:
@@ -70,7 +70,7 @@ def test_falling_mass_energies_both_propagators(run_toml):
 
 
 def test_v2_exact_energy_balance_and_link_force(tmp_path):
-    from fem.run import run_study
+    from fem.runner import run_study
     import h5py
 
     text = (ROOT / "studies" / "v2_impact_oscillator.toml").read_text()
@@ -217,7 +217,7 @@ def test_fem_post_energy_on_the_v1b_study(tmp_path, capsys):
     work of gravity m g (z0 - z) at the archived instants, the balance error is round-off."""
     import re
 
-    from fem.run import run_study
+    from fem.runner import run_study
     from postpro.cli import main as post
 
     out = tmp_path / "v1b.h5"

@@ -7,7 +7,7 @@ from scipy.optimize import brentq
 
 from conftest import ROOT
 from fem.cli import main
-from fem.run import run_study
+from fem.runner import run_study
 
 G, M, K, V0, H = 10.0, 1.0, 100.0, -1.0, -2.0
 

@@ -187,7 +187,7 @@ def test_singular_dynamic_stiffness_fails_the_analysis(run_toml):
 def test_v4_frequency_response_matches_a_dense_solve(tmp_path):
     import h5py
     from conftest import ROOT
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = tmp_path / "v4.h5"
     run_study(ROOT / "studies" / "v4_chain8.toml", out)

@@ -9,7 +9,7 @@ from scipy.optimize import brentq
 
 from conftest import ROOT
 from fem.cli import main
-from fem.run import run_study
+from fem.runner import run_study
 
 M1 = M2 = 5.0
 K1, K2, C1, C2 = 2.0, 1.0, 1.0, 1.0

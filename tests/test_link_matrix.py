@@ -22,7 +22,7 @@ import closed_forms as cf
 import postpro
 from postpro.jobs.shocks import link_shocks
 from fem import catalog
-from fem.run import run_study
+from fem.runner import run_study
 
 # ------------------------------------------------------------------------------------------
 # Tolerances, one row per (basis, scheme), and how they are derived.

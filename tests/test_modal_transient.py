@@ -84,7 +84,7 @@ V3_RUNS = {
 
 @pytest.fixture(scope="module")
 def v3_runs(tmp_path_factory):
-    from fem.run import run_study
+    from fem.runner import run_study
 
     text = V3_MODEL
     for name, (params, _, _) in V3_RUNS.items():
@@ -113,7 +113,7 @@ def test_v3_scheme_matches_matrix_exponential(v3_runs, name):
 
 
 def test_v3_study_file_passes_its_checks(tmp_path):
-    from fem.run import run_study
+    from fem.runner import run_study
 
     report = run_study(ROOT / "studies" / "v3_chain3.toml", tmp_path / "v3.h5")
     assert report.checks_passed

@@ -43,7 +43,7 @@ def chain3_exact(t):
 
 def test_v3_newmark_matches_matrix_exponential(tmp_path):
     import h5py
-    from fem.run import run_study
+    from fem.runner import run_study
 
     report = run_study(ROOT / "studies" / "v3_chain3.toml", tmp_path / "v3.h5")
     assert report.checks_passed

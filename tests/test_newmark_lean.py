@@ -13,7 +13,7 @@ import pytest
 
 from fem.integrators import newmark_family
 from fem.integrators.kernels import make_log
-from fem.run import run_study
+from fem.runner import run_study
 
 #: chain A - P1 - P2 (A clamped): masses, springs, a damper on the second spring
 M = np.diag([2.0, 1.5])

@@ -134,12 +134,12 @@ def test_a_failed_analysis_without_an_earlier_file_takes_the_name(tmp_path, caps
 
 
 def test_a_study_refused_during_the_run_leaves_no_file(case, capsys, monkeypatch):
-    import fem.run
+    import fem.runner
 
     def refuse(ctx, spec):
         raise StudyError(f"{spec.where}: refused after the results file was opened")
 
-    monkeypatch.setitem(fem.run.RUNNERS, ("transient", "physical"), refuse)
+    monkeypatch.setitem(fem.runner.RUNNERS, ("transient", "physical"), refuse)
     out = case / "r.h5"
     out.write_bytes(b"an older file")
     assert main(["run", str(case / "study.toml"), "--out", str(out)]) == 2

@@ -14,7 +14,7 @@ from scipy.optimize import brentq
 
 from conftest import ROOT
 from fem.cli import main
-from fem.run import run_study
+from fem.runner import run_study
 from postpro.energy import energy_balance_error, link_force_error
 
 SCHEMES = ("newmark", "hht", "central_difference")

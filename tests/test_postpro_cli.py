@@ -146,7 +146,7 @@ def synthetic(tmp_path_factory):
 @pytest.fixture(scope="session")
 def v3(tmp_path_factory):
     """Results of studies/v3_chain3.toml, run once per session."""
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = tmp_path_factory.mktemp("v3") / "v3.h5"
     run_study(V3_STUDY, out)
@@ -155,7 +155,7 @@ def v3(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def v3_again(tmp_path_factory):
-    from fem.run import run_study
+    from fem.runner import run_study
 
     out = tmp_path_factory.mktemp("v3_again") / "v3_again.h5"
     run_study(V3_STUDY, out)

@@ -234,7 +234,7 @@ AMPLITUDE = 1e-3                          # m, of S.DX
 @pytest.fixture(scope="module")
 def support_runs(tmp_path_factory):
     """The study over [start, start + 0.01] s for start = 0 and 1000 s: {start: h5py.File}."""
-    from fem.run import run_study
+    from fem.runner import run_study
 
     folder = tmp_path_factory.mktemp("support")
     runs = {}

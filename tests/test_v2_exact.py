@@ -7,7 +7,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from conftest import ROOT
-from fem.run import run_study
+from fem.runner import run_study
 
 
 def v2_reference(end=4.0, m=156.0, k=2e6, kn=1e10, gap=1e-3, F=3000.0, f=5.0):

@@ -6,7 +6,7 @@ Block indices in messages count from 1, as users count blocks: ``analysis[2].ste
 
 from __future__ import annotations
 
-from fem.study.reader import load_study, parse_study
+from fem.study.reader import check_depth, load_study, parse_study, read_study_data
 from fem.study.specs import (ANALYSIS_KINDS, COMPONENTS, FIELDS, FORCE_COMPONENTS, LINK_KINDS,
                              MAX_STEPS, ROTATIONS, TRANSLATIONS, AnalysisSpec, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec, RelationSpec,
@@ -15,6 +15,6 @@ from fem.study.specs import (ANALYSIS_KINDS, COMPONENTS, FIELDS, FORCE_COMPONENT
 __all__ = [
     "ANALYSIS_KINDS", "COMPONENTS", "FIELDS", "FORCE_COMPONENTS", "LINK_KINDS", "MAX_STEPS",
     "ROTATIONS", "TRANSLATIONS", "AnalysisSpec", "DiscreteSpec", "ImposedSpec", "InitialSpec",
-    "LinkSpec", "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "load_study",
-    "parse_study",
+    "LinkSpec", "LoadSpec", "MeshSpec", "RelationSpec", "Study", "Targets", "check_depth",
+    "load_study", "parse_study", "read_study_data",
 ]

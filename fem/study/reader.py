@@ -16,6 +16,12 @@ from fem.validate import Table
 
 def load_study(path) -> Study:
     """Read and validate a study file. Raises :class:`StudyError` naming the key at fault."""
+    data, source = read_study_data(path)
+    return parse_study(data, path=Path(path).resolve(), source=source)
+
+
+def read_study_data(path) -> tuple[dict, str]:
+    """The tables of a study file and its text, not yet validated (:func:`parse_study` does)."""
     path = Path(path)
     if not path.is_file():
         raise StudyError(f"study file not found: {path}")
@@ -27,15 +33,15 @@ def load_study(path) -> Study:
     except RecursionError:
         raise StudyError(f"{path}: arrays or inline tables nested too deeply (a study needs "
                          f"at most {MAX_DEPTH} levels)") from None
-    _check_depth(data, path)
-    return parse_study(data, path=path.resolve(), source=source)
+    check_depth(data, path)
+    return data, source
 
 
 #: the deepest nesting of tables and arrays a study may use
 MAX_DEPTH = 16
 
 
-def _check_depth(data, path):
+def check_depth(data, path):
     """Refuse nesting no study needs (it would only exhaust the readers' recursion)."""
     stack = [(data, "", 0)]
     while stack:

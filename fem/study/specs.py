@@ -17,7 +17,7 @@ LINK_KINDS = ("shock", "impact")
 #: most time steps one transient analysis may take by default (its time grid is held in
 #: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run
 MAX_STEPS = 10**9
-#: the limit in force (set for one run by ``fem.run.run_study``)
+#: the limit in force (set for one run by ``fem.runner.run_study``)
 step_limit: ContextVar[int] = ContextVar("step_limit", default=MAX_STEPS)
 
 

@@ -1,5 +1,6 @@
 """Run a study: validate, build the model, run its analyses in order, evaluate its checks,
-and write one results file (complete only when everything has run)."""
+and write one results file (complete only when everything has run), or keep the results in
+memory for the Python API."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from fem.study.specs import step_limit
 
 @dataclass
 class RunReport:
-    output: Path
+    """What a run gave: its results file (``output``; None in memory, then ``file`` is the
+    open in-memory HDF5 file), the rows of its checks, and the analysis that failed if any."""
+    output: Path | None
     check_rows: list = field(default_factory=list)
     failed_analysis: str | None = None
     message: str = ""
+    file: object = None
 
     @property
     def checks_passed(self) -> bool:
@@ -48,9 +52,10 @@ def _validate_names(study: Study, model):
             model.dof(check.node, check.component or "DX", where=f"check[{i + 1}]")
 
 
-def prepare(path) -> tuple[Study, object]:
-    """Validate a study and build its model (no results file is touched)."""
-    study = load_study(path)
+def prepare(study) -> tuple[Study, object]:
+    """Validate a study (a :class:`Study` or the path of its file) and build its model (no
+    results file is touched)."""
+    study = study if isinstance(study, Study) else load_study(study)
     check_available(study)
     mesh = build_mesh(study)
     model = build_model(study, mesh)
@@ -116,8 +121,9 @@ def check_output(output: Path, study: Study):
 
 
 def run_study(path, out=None, *, log=None, progress: bool = False,
-              max_steps: int | None = None) -> RunReport:
-    """Run every analysis of the study at ``path``; see :class:`RunReport`.
+              max_steps: int | None = None, memory: bool = False) -> RunReport:
+    """Run every analysis of the study at ``path`` (or of a validated :class:`Study`); see
+    :class:`RunReport`.
 
     ``max_steps``: the most time steps a transient analysis may take (default
     ``fem.study.specs.MAX_STEPS``). The results go to ``NAME.partial`` next to the output
@@ -125,21 +131,27 @@ def run_study(path, out=None, *, log=None, progress: bool = False,
     complete file. A study refused during the run (StudyError) leaves no file. An analysis
     that fails (SolverError) leaves its file marked "failed": as NAME when there was no NAME,
     as NAME.partial otherwise (the report's ``output`` says which).
+
+    ``memory``: write no file; the report's ``file`` is the results as an open in-memory
+    HDF5 file (``out`` is then ignored).
     """
     log = log or (lambda msg: None)
     token = step_limit.set(int(max_steps)) if max_steps else None
     try:
-        return _run(path, out, log, progress)
+        return _run(path, out, log, progress, memory)
     finally:
         if token is not None:
             step_limit.reset(token)
 
 
-def _run(path, out, log, progress) -> RunReport:
+def _run(path, out, log, progress, memory) -> RunReport:
     study, model = prepare(path)
-    output = Path(out) if out else study.output
-    check_output(output, study)
-    partial = partial_path(output)
+    if memory:
+        output = partial = None
+    else:
+        output = Path(out) if out else study.output
+        check_output(output, study)
+        partial = partial_path(output)
     report = RunReport(output)
     try:
         writer = ResultsWriter(partial, title=study.title, study_source=study.source,
@@ -148,6 +160,8 @@ def _run(path, out, log, progress) -> RunReport:
                                dof_component=model.dofs.dof_component,
                                dof_imposed=model.constraints.imposed | model.constraints.slaves)
     except OSError as exc:
+        if partial is None:
+            raise StudyError(f"cannot make the in-memory results file: {exc}") from None
         if partial.is_file():
             partial.unlink()
         reason = exc.strerror or str(exc)
@@ -162,6 +176,10 @@ def _run(path, out, log, progress) -> RunReport:
                 runner(ctx, spec)
             except SolverError as exc:
                 report.failed_analysis, report.message = spec.name, str(exc)
+                if memory:
+                    writer.seal(complete=False)
+                    report.file = writer.file
+                    return report
                 writer.close(complete=False)
                 if not output.exists():
                     os.replace(partial, output)
@@ -177,14 +195,22 @@ def _run(path, out, log, progress) -> RunReport:
             try:
                 rows = evaluate(Results.from_h5(writer.file), list(study.checks))
             except PostproError as exc:
-                raise StudyError(str(exc).replace(str(partial), str(output))) from None
+                message = str(exc)
+                if partial is not None:
+                    message = message.replace(str(partial), str(output))
+                raise StudyError(message) from None
             report.check_rows = rows
             writer.write_checks(rows_for_file(rows))
+        if memory:
+            writer.seal(complete=True)
+            report.file = writer.file
+            return report
         writer.close(complete=True)
         os.replace(partial, output)
     except StudyError:
         writer.close(complete=False)
-        partial.unlink(missing_ok=True)
+        if partial is not None:
+            partial.unlink(missing_ok=True)
         raise
     except BaseException:
         writer.close(complete=False)
