@@ -170,6 +170,49 @@ class Study:
         return Study._make(data, self._spec.path, None)
 
 
+    def with_analyses(self, *names: str) -> "Study":
+        """A new study that runs only the analyses named (in the study's order), the ones
+        they read (a modal basis' modes analysis) and the checks on them.
+
+        Raises
+        ------
+        StudyError
+            A name that is no analysis of the study.
+        """
+        known = self.analyses
+        for name in names:
+            if name not in known:
+                raise StudyError(f"with_analyses: no analysis is named '{name}' (names: "
+                                 f"{', '.join(known)})")
+        data = copy.deepcopy(self._data)
+        blocks = {b.get("name"): b for b in data.get("analysis", [])}
+        keep, todo = set(), list(names)
+        while todo:
+            name = todo.pop()
+            if name in keep:
+                continue
+            keep.add(name)
+            todo += [v for v in _strings(blocks[name]) if v in blocks and v not in keep]
+        data["analysis"] = [b for b in data["analysis"] if b.get("name") in keep]
+        if "check" in data:
+            data["check"] = [c for c in data["check"] if c.get("analysis") in keep]
+            if not data["check"]:
+                del data["check"]
+        return Study._make(data, self._spec.path, None)
+
+
+def _strings(value):
+    """Every string held in a block, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 def assign(data: dict, path: str, value):
     """Set the key at ``path`` (see :meth:`Study.with_values`) in the tables ``data``."""
     if not isinstance(path, str) or not path.strip():
