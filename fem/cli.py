@@ -128,6 +128,9 @@ def _run(args) -> int:
         with _terminate_cleanly():
             report = run_study(args.study, args.out, log=log, progress=not args.quiet,
                                max_steps=args.max_steps)
+    if not args.quiet:
+        for note in report.notes:
+            print(note)
     if report.failed_analysis:
         print(f"error: {report.message}", file=sys.stderr)
         print(f"results (incomplete): {report.output}", file=sys.stderr)

@@ -27,6 +27,7 @@ class RunReport:
     failed_analysis: str | None = None
     message: str = ""
     file: object = None
+    notes: list = field(default_factory=list)
 
     @property
     def checks_passed(self) -> bool:
@@ -167,6 +168,10 @@ def _run(path, out, log, progress, memory) -> RunReport:
         reason = exc.strerror or str(exc)
         raise StudyError(f"output: cannot write {partial} (the results file until it is "
                          f"complete): {reason}") from None
+    if study.rayleigh is not None:
+        report.notes.append(study.rayleigh.describe())
+        writer.file.attrs["rayleigh_mass"] = study.rayleigh.mass
+        writer.file.attrs["rayleigh_stiffness"] = study.rayleigh.stiffness
     ctx = Context(study, model, writer, progress=progress, log=log)
     try:
         for spec in study.analyses:

@@ -163,6 +163,9 @@ def build_model(study: Study, mesh: Mesh) -> Model:
         matrices.append(coo_to_csr(*triplets.arrays(), n))
         del triplets, parts
     M, K, C = matrices
+    if study.rayleigh is not None:
+        C = (C + study.rayleigh.mass * M + study.rayleigh.stiffness * K).tocsr()
+        C.eliminate_zeros()
     constraints = _constraints(study, mesh, dofmap)
     _check_singular(M, K, C, constraints, dofmap, mesh)
     loads = _loads(study, mesh, dofmap, M)

@@ -8,7 +8,7 @@ from pathlib import Path
 from fem.errors import StudyError
 from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
-                             RelationSpec, Targets)
+                             RayleighSpec, RelationSpec, Targets)
 from fem.validate import Table, check_float, check_float_list
 
 
@@ -320,3 +320,47 @@ def _friction_direction(t: Table, p: dict):
 
 def _vector(v) -> str:
     return "[" + ", ".join(f"{x:g}" for x in v) + "]"
+
+
+def _rayleigh(t: Table | None) -> RayleighSpec | None:
+    """``[model] rayleigh``: the coefficients, or two frequencies and their damping ratios
+    (xi(f) = a / (4 pi f) + b pi f, solved at both)."""
+    if t is None:
+        return None
+    direct = [k for k in ("mass", "stiffness") if t.has(k)]
+    modal = [k for k in ("frequencies", "ratios") if t.has(k)]
+    if direct and modal:
+        raise StudyError(f"{t.where}: give mass and stiffness (the coefficients), or "
+                         f"frequencies and ratios, not both ({direct[0]} and {modal[0]})")
+    if direct:
+        spec = RayleighSpec(t.float("mass", 0.0, min=0.0), t.float("stiffness", 0.0, min=0.0))
+        t.done()
+        return spec
+    if not modal:
+        t.done()
+        raise StudyError(f"{t.where}: give mass and stiffness (C += mass M + stiffness K), "
+                         f"or frequencies = [f1, f2] (Hz) and ratios = [xi1, xi2]")
+    f1, f2 = t.float_list("frequencies", length=2)
+    x1, x2 = t.float_list("ratios", length=2)
+    t.done()
+    for i, f in enumerate((f1, f2)):
+        if f <= 0:
+            raise StudyError(f"{t.key('frequencies')}[{i + 1}]: must be > 0 Hz, got {f:g}")
+    for i, x in enumerate((x1, x2)):
+        if x < 0 or math.copysign(1.0, x) < 0:
+            raise StudyError(f"{t.key('ratios')}[{i + 1}]: must be >= 0, got {x:g}")
+    if f1 == f2:
+        raise StudyError(f"{t.key('frequencies')}: two distinct frequencies are needed, got "
+                         f"{f1:g} Hz twice")
+    w1, w2 = 2 * math.pi * f1, 2 * math.pi * f2
+    den = w2 * w2 - w1 * w1
+    a = 2 * w1 * w2 * (x1 * w2 - x2 * w1) / den
+    b = 2 * (x2 * w2 - x1 * w1) / den
+    if a < 0 or b < 0:
+        lo, hi = sorted((f1, f2))
+        raise StudyError(f"{t.key('ratios')}: {x1:g} at {f1:g} Hz and {x2:g} at {f2:g} Hz "
+                         f"need a {'negative mass' if a < 0 else 'negative stiffness'} "
+                         f"coefficient ({a:.3g} 1/s, {b:.3g} s), which would feed energy into "
+                         f"some modes; the ratio of the two damping ratios must lie between "
+                         f"{lo / hi:.4g} and {hi / lo:.4g}")
+    return RayleighSpec(max(a, 0.0), max(b, 0.0), (f1, f2), (x1, x2))

@@ -9,7 +9,7 @@ from fem.errors import StudyError
 from fem.study.analysis_blocks import (_analysis, _check_function_domains, _checks,
                                        _cross_check_analyses)
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
-                                    _mesh, _relation)
+                                    _mesh, _rayleigh, _relation)
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
 from fem.validate import Table
 
@@ -67,7 +67,9 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     mesh = _mesh(root.table("mesh"), base)
     model_t = root.table("model", None)
     components = TRANSLATIONS
+    rayleigh = None
     if model_t is not None:
+        rayleigh = _rayleigh(model_t.table("rayleigh", None))
         comps = model_t.str_list("components", list(TRANSLATIONS))
         for c in comps:
             if c not in COMPONENTS:
@@ -107,7 +109,7 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     return Study(path=path, source=source, title=title, mesh=mesh, components=components,
                  discrete=discrete, imposed=tuple(imposed), relations=tuple(relations),
                  functions=functions, loads=loads, initial=initial, links=links,
-                 analyses=analyses, checks=tuple(checks), output=output)
+                 analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh)
 
 
 def _unique(names, block, key):

@@ -113,6 +113,24 @@ class AnalysisSpec:
 
 
 @dataclass(frozen=True)
+class RayleighSpec:
+    """Rayleigh damping of the whole model, C += mass M + stiffness K (mass in 1/s,
+    stiffness in s); ``frequencies`` (Hz) and ``ratios`` when fem solved for them."""
+    mass: float
+    stiffness: float
+    frequencies: tuple[float, float] | None = None
+    ratios: tuple[float, float] | None = None
+
+    def describe(self) -> str:
+        text = (f"Rayleigh damping C += a M + b K with a = {self.mass:.9g} 1/s, "
+                f"b = {self.stiffness:.9g} s")
+        if self.frequencies is not None:
+            (f1, f2), (x1, x2) = self.frequencies, self.ratios
+            text += f" (damping ratios {x1:g} at {f1:g} Hz and {x2:g} at {f2:g} Hz)"
+        return text
+
+
+@dataclass(frozen=True)
 class Study:
     path: Path
     source: str
@@ -129,6 +147,7 @@ class Study:
     analyses: tuple[AnalysisSpec, ...]
     checks: tuple             # postpro.checks.CheckSpec
     output: Path
+    rayleigh: RayleighSpec | None = None
 
     @property
     def base_dir(self) -> Path:
