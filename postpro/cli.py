@@ -11,9 +11,10 @@ import os
 import sys
 
 from postpro.errors import PostproError
-from postpro.jobs import check, common, compare, energy, export, info, plot, series, shocks
+from postpro.jobs import (check, common, compare, energy, export, info, modes, plot, series,
+                          shocks)
 
-JOBS = (series, plot, check, energy, shocks, compare, export, info)
+JOBS = (series, plot, check, energy, shocks, modes, compare, export, info)
 
 
 class _Parser(argparse.ArgumentParser):

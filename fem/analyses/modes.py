@@ -32,7 +32,8 @@ def run(ctx, spec):
     aw = ctx.writer.analysis(spec.name, "modes", parameters=p)
     modes = real_modes(M, K, count=p.get("count"), band=p.get("band"), method=p["method"],
                        where=spec.where)
-    factors, effective = participation(modes, M, rigid_directions(model))
+    rigid = rigid_directions(model)
+    factors, effective = participation(modes, M, rigid)
     shapes = (T @ modes.shapes).T                   # (m, ndof), imposed dofs at zero
     aw.dataset("frequency", modes.frequency, "Hz")
     aw.dataset("omega", modes.omega, "rad/s")
@@ -41,6 +42,9 @@ def run(ctx, spec):
     aw.dataset("shapes", shapes)
     aw.dataset("participation_factor", factors)
     aw.dataset("effective_mass", effective, "kg")
+    # the mass a rigid unit motion along X, Y, Z moves on the free dofs: what the effective
+    # masses of all the modes add up to
+    aw.dataset("total_mass", np.einsum("ik,ik->k", rigid, M @ rigid), "kg")
     aw.finish("complete", "", wall_time_s=time.perf_counter() - t0, steps=0)
     ctx.states[spec.name] = modes
     ctx.say(f"  {modes.count} modes, {modes.frequency[0]:.6g} ... {modes.frequency[-1]:.6g} Hz")
