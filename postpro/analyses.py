@@ -89,6 +89,11 @@ class Analysis:
         return f"{type(self).__name__}('{self.name}', kind='{self.kind}', status='{self.status}')"
 
     @property
+    def results(self) -> Results:
+        """The results file this analysis belongs to."""
+        return self._results
+
+    @property
     def _where(self) -> str:
         return f"analysis '{self.name}' in '{self._results.path}'"
 
@@ -146,6 +151,18 @@ class _SampledAnalysis(Analysis):
     def fields(self) -> tuple[str, ...]:
         """The fields archived, among displacement, velocity and acceleration."""
         return tuple(f for f in layout.FIELDS if isinstance(self._group.get(f), h5py.Dataset))
+
+    @property
+    def archived_dofs(self) -> list[tuple[str, str]]:
+        """(node, component) of each column of the fields, in column order.
+
+        Every dof of the file's dof table, or only those of the nodes a modal-basis
+        integration recombined (listed in its ``dofs`` dataset).
+        """
+        results = self._results
+        columns = self._group["dofs"][:] if "dofs" in self._group else range(results.ndof)
+        return [(str(results.node_names[results.dof_node[dof]]), str(results.dof_component[dof]))
+                for dof in columns]
 
     def _field(self, field: str) -> h5py.Dataset:
         if field not in layout.FIELDS:
@@ -431,6 +448,69 @@ class TransientAnalysis(_SampledAnalysis):
             block.update({n: group[n][first:last] for n in names})
             yield block
 
+    def to_xarray(self, field: str = "displacement", nodes=None, components=None, start=None,
+                  end=None):
+        """Some dofs of a field over a time window, as an ``xarray.DataArray`` (needs the
+        optional extra ``fem[notebook]``).
+
+        Parameters
+        ----------
+        field : str
+            displacement, velocity or acceleration.
+        nodes, components : str, sequence of str or None
+            The dofs: those of these nodes with these components; ``None`` for every node
+            (component) archived. Nodes come in the order given, and within a node its
+            components in the order given (else in the order of the dof table).
+        start, end : float or None
+            Time window in s, both inclusive; ``None`` for open. Only its rows are read.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ("time", "dof"): coordinate "time" (s), per-dof coordinates "dof" ("N3 DX"),
+            "node" and "component"; name ``field``; attrs "analysis" and "units" (m, m/s or
+            m/s^2, rad, rad/s or rad/s^2 for DRX DRY DRZ) when every dof has the same unit,
+            else a per-dof coordinate "units".
+
+        Raises
+        ------
+        PostproError
+            xarray is not installed; an unknown field, node or component, or one the
+            analysis did not archive.
+        """
+        from postpro import frames
+
+        return frames.field_array(self, self._axis_name, self._axis_unit, field, nodes,
+                                  components, start, end)
+
+    def events_frame(self):
+        """The located events as a ``pandas.DataFrame`` (needs ``fem[notebook]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per event, in time order: columns time (s), kind, link, detail, then
+            any further column of the events table; no row when there was no event.
+        """
+        from postpro import frames
+
+        return frames.events_frame(self)
+
+    def link_frame(self, name: str, start=None, end=None):
+        """The archived series of one link over a time window, as a ``pandas.DataFrame``
+        (needs ``fem[notebook]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by time (s), one column per series (normal_force and tangential_force
+            in N, penetration in m, state, ...); attrs "units" and "parameters" (the
+            attributes of the link, e.g. stiffness in N/m).
+        """
+        from postpro import frames
+
+        return frames.link_frame(self, name, start, end)
+
     def _link_group(self, name: str) -> h5py.Group:
         if name not in self.links:
             raise PostproError(f"{self._where} has no link '{name}' (links: "
@@ -470,6 +550,25 @@ class HarmonicAnalysis(_SampledAnalysis):
         """Complex value of one dof at one frequency (Hz); matching as in the transient case."""
         return self._value_at(field, node, component, frequency, interpolate)
 
+    def to_xarray(self, field: str = "displacement", nodes=None, components=None, start=None,
+                  end=None):
+        """Some dofs of a complex field over a frequency window, as an ``xarray.DataArray``
+        (needs the optional extra ``fem[notebook]``).
+
+        Parameters are those of :meth:`TransientAnalysis.to_xarray`, with ``start`` and
+        ``end`` in Hz.
+
+        Returns
+        -------
+        xarray.DataArray
+            Complex values, dims ("frequency", "dof"): coordinate "frequency" (Hz), and the
+            per-dof coordinates, name and attrs of :meth:`TransientAnalysis.to_xarray`.
+        """
+        from postpro import frames
+
+        return frames.field_array(self, self._axis_name, self._axis_unit, field, nodes,
+                                  components, start, end)
+
 
 def _array(name: str, doc: str) -> property:
     """A read-only attribute giving the stored array ``name`` of a modal analysis."""
@@ -496,6 +595,22 @@ class ModalAnalysis(Analysis):
     @property
     def mode_count(self) -> int:
         return self._dataset("frequency").shape[0]
+
+    def to_frame(self):
+        """The per-mode arrays as a ``pandas.DataFrame`` indexed by mode, from 1 (needs the
+        optional extra ``fem[notebook]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per array of one value per mode (frequency, omega, eigenvalue,
+            damping_ratio, generalized_mass, ...), and ``NAME_X``, ``NAME_Y``, ``NAME_Z``
+            for the arrays per mode and direction (participation_factor, effective_mass);
+            not the shapes. attrs "units" gives the unit of each column that has one.
+        """
+        from postpro import frames
+
+        return frames.modes_frame(self)
 
     def mode_value(self, name: str, mode: int):
         """One entry (mode 1-based) of a per-mode array such as ``frequency``."""
