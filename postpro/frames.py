@@ -206,12 +206,13 @@ def modes_frame(analysis):
         One column per array of one value per mode (frequency, omega, generalized_mass,
         damping_ratio, eigenvalue, ...) and three, ``NAME_X``, ``NAME_Y``, ``NAME_Z``, per
         array of one value per mode and direction (participation_factor, effective_mass).
-        The shapes are left out. attrs: "analysis" and the "units" of the columns that
-        have one.
+        The shapes are left out. attrs: "analysis", the "units" of the columns that
+        have one, and "total_mass" ({"X": kg, "Y": kg, "Z": kg}) when the file has it.
     """
     pandas = require("pandas", f"{type(analysis).__name__}.to_frame")
     count = analysis.mode_count
-    names = [n for n in analysis.arrays if n != "shapes"]
+    # shapes are per dof, total_mass per direction: neither is per mode
+    names = [n for n in analysis.arrays if n not in ("shapes", "total_mass")]
     names.sort(key=lambda n: (MODE_ORDER.index(n) if n in MODE_ORDER else len(MODE_ORDER), n))
     columns, units = {}, {}
     for name in names:
@@ -228,4 +229,6 @@ def modes_frame(analysis):
                 units[label] = MODE_UNITS[name]
     frame = pandas.DataFrame(columns, index=pandas.RangeIndex(1, count + 1, name="mode"))
     frame.attrs = {"analysis": analysis.name, "units": units}
+    if "total_mass" in analysis.arrays:
+        frame.attrs["total_mass"] = dict(zip(_DIRECTIONS, analysis["total_mass"].tolist()))
     return frame

@@ -93,7 +93,7 @@ FIELDS = ("displacement", "velocity", "acceleration")
 
 @pytest.fixture(scope="module")
 def path(tmp_path_factory):
-    from fem.run import run_study
+    from fem.runner import run_study
 
     folder = tmp_path_factory.mktemp("notebook")
     (folder / "study.toml").write_text(STUDY)
@@ -288,8 +288,9 @@ def test_modes_frame(results):
     for i, direction in enumerate("XYZ"):
         assert np.array_equal(frame[f"effective_mass_{direction}"].to_numpy(),
                               modes.effective_mass[:, i])
-    assert not any(name.startswith("shapes") for name in frame.columns)
+    assert not any(name.startswith(("shapes", "total_mass")) for name in frame.columns)
     assert frame.attrs["units"]["frequency"] == "Hz"
+    assert frame.attrs["total_mass"] == dict(zip("XYZ", modes["total_mass"].tolist()))
 
 
 def test_missing_package_is_a_clear_error(run, results, monkeypatch):
