@@ -28,3 +28,15 @@ def test_the_api_page_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "gaps.png").stat().st_size > 1000
     assert (tmp_path / "wider.h5").is_file()
     assert "unknown key 'componets'" in out
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch, capsys):
+    blocks = _blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) == 1
+    for folder in ("studies", "meshes"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "readme"}
+    exec(compile(blocks[0], "README.md, python block", "exec"), namespace)
+    assert len(namespace["t"]) == len(namespace["u"]) == 4001
+    assert "impact" in capsys.readouterr().out
