@@ -71,6 +71,7 @@ class ResultsWriter:
         f.create_dataset(layout.DOF_IMPOSED, data=np.asarray(dof_imposed, bool))
         f.create_group(layout.ANALYSES, track_order=True)
         self.ndof = len(dof_node)
+        self.components = np.asarray(dof_component, dtype=object)
         f.flush()
 
     def analysis(self, name: str, kind: str, *, basis: str = "", scheme: str = "",
@@ -80,7 +81,7 @@ class ResultsWriter:
                            message="", wall_time_s=0.0, steps=0, rejected_steps=0,
                            parameters=json.dumps(parameters or {}, default=str))
         self.file.flush()
-        return AnalysisWriter(group)
+        return AnalysisWriter(group, self.components)
 
     def write_checks(self, rows: list[dict]):
         """Store the /checks table: one row per check (keys of ``layout.CHECK_COLUMNS``)."""
@@ -118,8 +119,10 @@ class ResultsWriter:
 class AnalysisWriter:
     """One ``/analyses/<name>`` group."""
 
-    def __init__(self, group: h5py.Group):
+    def __init__(self, group: h5py.Group, components=None):
         self.group = group
+        #: the component of each dof of the model (for the units of the nodal fields)
+        self.components = components
 
     def link(self, name: str, **attrs) -> h5py.Group:
         """The ``links/<name>`` group, with attributes such as the link's stiffness."""
@@ -127,25 +130,41 @@ class AnalysisWriter:
         g.attrs.update(attrs)
         return g
 
-    def dataset(self, name: str, data, units: str | None = None):
-        """A fixed-size dataset (modes, frequencies, ...)."""
+    def dataset(self, name: str, data, units: str | list[str] | None = None):
+        """A fixed-size dataset (modes, frequencies, ...); ``units`` one string, or one per
+        column (default: the unit of ``name`` in the results format, if it has one)."""
         data = np.asarray(data)
         if data.dtype.kind in "OUS":
             d = self.group.create_dataset(name, data=data.astype(object), dtype=_STR)
         else:
             d = self.group.create_dataset(name, data=data)
+            units = units or layout.UNITS.get(name)
         if units:
             d.attrs["units"] = units
         self.group.file.flush()
         return d
 
     def series(self, columns: dict[str, int], units: dict[str, str] | None = None,
-               dtype=np.float64) -> "SeriesWriter":
+               dtype=np.float64, dofs=None) -> "SeriesWriter":
         """Time-indexed datasets: ``time`` plus one (nt, width) dataset per column name.
 
-        A width of 0 gives a 1-D (nt,) dataset.
+        A width of 0 gives a 1-D (nt,) dataset. The nodal fields (displacement, velocity,
+        acceleration) have a unit per column where their dofs mix translations and
+        rotations; ``dofs``: the dofs of their columns when not every dof of the model.
         """
-        return SeriesWriter(self.group, columns, units or {}, dtype)
+        units = dict(units or {})
+        if self.components is not None:
+            components = self.components if dofs is None else self.components[dofs]
+            for name in layout.FIELDS:
+                if name in columns and name not in units and columns[name] == len(components):
+                    units[name] = layout.column_units(name, components)
+        return SeriesWriter(self.group, columns, units, dtype)
+
+    def field_units(self, field: str):
+        """The ``units`` attribute of a nodal field over every dof of the model."""
+        if self.components is None:
+            return layout.UNITS[field]
+        return layout.column_units(field, self.components)
 
     def events(self, rows: list[tuple], extra: tuple[str, ...] = ()):
         """The events table: (time, kind, link, detail, *extra) rows; ``extra`` names further

@@ -152,6 +152,16 @@ class _SampledAnalysis(Analysis):
         """The fields archived, among displacement, velocity and acceleration."""
         return tuple(f for f in layout.FIELDS if isinstance(self._group.get(f), h5py.Dataset))
 
+    def field_units(self, field: str) -> tuple[str, ...]:
+        """The distinct units of a field's columns, as the file states them (("m", "rad")
+        where translations and rotations mix); files that state none: the field's unit."""
+        units = self._field(field).attrs.get("units")
+        if units is None:
+            return (layout.UNITS[field],)
+        if isinstance(units, (str, bytes)):
+            units = [units]
+        return tuple(dict.fromkeys(_text(u) for u in units))
+
     @property
     def archived_dofs(self) -> list[tuple[str, str]]:
         """(node, component) of each column of the fields, in column order.

@@ -17,12 +17,6 @@ import numpy as np
 from postpro import layout
 from postpro.errors import PostproError
 
-#: unit of a field's translations (DX DY DZ) and of its rotations (DRX DRY DRZ)
-FIELD_UNITS = {
-    "displacement": (layout.UNITS["displacement"], "rad"),
-    "velocity": (layout.UNITS["velocity"], "rad/s"),
-    "acceleration": (layout.UNITS["acceleration"], "rad/s^2"),
-}
 #: units of the per-mode arrays of a modal analysis (a missing name is dimensionless)
 MODE_UNITS = {"frequency": "Hz", "omega": "rad/s", "eigenvalue": "rad/s",
               "damped_frequency": "Hz", "generalized_mass": "kg",
@@ -107,10 +101,9 @@ def select_dofs(analysis, nodes=None, components=None) -> list[tuple[str, str]]:
 
 def field_units(field: str, components) -> list[str] | None:
     """The unit of each column of ``field`` with these components; ``None`` if unknown."""
-    units = FIELD_UNITS.get(field)
-    if units is None:
+    if field not in layout.ROTATION_UNITS:
         return None
-    return [units[1] if component.startswith("DR") else units[0] for component in components]
+    return [layout.unit_of(field, component) for component in components]
 
 
 def field_array(analysis, axis_name: str, axis_unit: str, field: str = "displacement",

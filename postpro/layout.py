@@ -37,7 +37,38 @@ UNITS = {
     "external_work": "J",
     "link_energy": "J",
     "coordinates": "m",
+    "gap": "m",
+    "state": "1",
+    "participation_factor": "kg^0.5",
+    "effective_mass": "kg",
+    "total_mass": "kg",
+    "generalized_mass": "kg",
+    "damping_ratio": "1",
+    "damping_ratio_damped": "1",
+    "damped_frequency": "Hz",
+    "eigenvalue": "rad/s",
 }
+
+#: rotation components, and the units of the nodal fields along them
+ROTATIONS = ("DRX", "DRY", "DRZ")
+ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2"}
+
+
+def unit_of(quantity: str, component: str | None = None) -> str:
+    """The unit of a quantity (a field, a series, an array of a modal analysis), along a
+    component for the nodal fields (rotations: rad, rad/s, rad/s^2); "-" if it has none."""
+    if component in ROTATIONS and quantity in ROTATION_UNITS:
+        return ROTATION_UNITS[quantity]
+    return UNITS.get(quantity, "-")
+
+
+def column_units(quantity: str, components) -> "str | list[str]":
+    """The ``units`` attribute of a (rows, dofs) dataset whose columns are along
+    ``components``: one string when every column has the same unit, else one per column."""
+    units = [unit_of(quantity, c) for c in components]
+    if not units or all(u == units[0] for u in units):
+        return units[0] if units else UNITS.get(quantity, "-")
+    return units
 
 # analysis attributes
 ANALYSIS_ATTRS = ("kind", "basis", "scheme", "status", "message", "wall_time_s", "steps",

@@ -641,7 +641,7 @@ def test_info_lists_fields_links_events_energy_and_checks(capsys, synthetic, v3)
         assert lines[:len(results.describe().splitlines())] == results.describe().splitlines()
     at = lines.index("analysis shock:")
     assert lines[at + 1:at + 6] == [
-        "    fields: displacement, velocity",
+        "    fields: displacement [m], velocity [m/s]",
         "    instants: 1001 (0 .. 1 s)",
         "    links: gap, stop",
         "    events: 6",

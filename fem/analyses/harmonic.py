@@ -28,7 +28,6 @@ import scipy.sparse.linalg
 
 from fem.assembly import free_matrices
 from fem.errors import SolverError
-from postpro import layout
 
 #: complex values held in memory per block of frequencies before it is written
 BLOCK_VALUES = 4_000_000
@@ -58,7 +57,7 @@ def run(ctx, spec):
     out = {f: aw.group.create_dataset(f, shape=(len(freq), model.size), dtype=np.complex128)
            for f in fields}
     for f, d in out.items():
-        d.attrs["units"] = layout.UNITS[f]
+        d.attrs["units"] = aw.field_units(f)
     if p["basis"] == "modal":
         solve = _modal_solver(ctx.states[p["modes"]], M, K, C, F)
     else:

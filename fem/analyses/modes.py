@@ -8,7 +8,7 @@ import numpy as np
 
 from fem.assembly import free_matrices
 from fem.modal.modes import participation, real_modes
-from fem.study import TRANSLATIONS
+from fem.study import ROTATIONS, TRANSLATIONS
 
 
 def rigid_directions(model) -> np.ndarray:
@@ -39,7 +39,10 @@ def run(ctx, spec):
     aw.dataset("omega", modes.omega, "rad/s")
     aw.dataset("generalized_mass", np.ones(modes.count), "kg")
     aw.dataset("generalized_stiffness", modes.omega ** 2, "N/m")
-    aw.dataset("shapes", shapes)
+    # mass-normalized: u = phi q with q in m.kg^0.5 (the generalized coordinates' unit)
+    units = [("rad/(m.kg^0.5)" if c in ROTATIONS else "kg^-0.5")
+             for c in model.dofs.dof_component]
+    aw.dataset("shapes", shapes, units if len(set(units)) > 1 else units[0])
     aw.dataset("participation_factor", factors)
     aw.dataset("effective_mass", effective, "kg")
     # the mass a rigid unit motion along X, Y, Z moves on the free dofs: what the effective

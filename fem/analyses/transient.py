@@ -86,7 +86,8 @@ def run(ctx, spec):
         aw.link(name, **attrs)
     fields = [f for f in FIELDS if f in p["fields"]]
     series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy),
-                       units=GENERALIZED_UNITS if basis is not None else None)
+                       units=GENERALIZED_UNITS if basis is not None else None,
+                       dofs=basis.dofs if basis is not None else None)
     sink = ResultsSink(series, dyn, links, fields, width, scheme.energy)
     bar = progress_bar(grid.steps, spec.name) if ctx.progress else None
     result = Result()

@@ -208,8 +208,12 @@ def resolve_fields(analysis, fields) -> list[str]:
     return fields
 
 
-def unit(quantity: str) -> str:
-    return layout.UNITS.get(quantity, "-")
+def unit(quantity: str, components=()) -> str:
+    """The unit of a quantity along some components: "m", "rad", or "m or rad" when they
+    differ."""
+    units = list(dict.fromkeys(layout.unit_of(quantity, c) for c in components)) or \
+        [layout.unit_of(quantity)]
+    return " or ".join(units)
 
 
 @contextmanager

@@ -34,6 +34,10 @@ def _names(names) -> str:
     return ", ".join(names) if names else "none"
 
 
+def _fields(analysis) -> str:
+    return _names([f"{f} [{', '.join(analysis.field_units(f))}]" for f in analysis.fields])
+
+
 def describe(results) -> str:
     """``Results.describe()`` followed by the details of each analysis and the checks."""
     lines = [results.describe()]
@@ -57,7 +61,7 @@ def describe(results) -> str:
 def _details(analysis) -> list[str]:
     if isinstance(analysis, TransientAnalysis):
         energy = [term for term in analysis.energy() if term != "time"]
-        lines = [f"fields: {_names(analysis.fields)}",
+        lines = [f"fields: {_fields(analysis)}",
                  f"instants: {_range(analysis.time, 's')}",
                  f"links: {_names(analysis.links)}",
                  f"events: {len(analysis.events)}",
@@ -66,7 +70,7 @@ def _details(analysis) -> list[str]:
             lines.append("generalized coordinates: archived")
         return lines
     if isinstance(analysis, HarmonicAnalysis):
-        return [f"fields: {_names(analysis.fields)}",
+        return [f"fields: {_fields(analysis)}",
                 f"frequencies: {_range(analysis.frequency, 'Hz')}"]
     if isinstance(analysis, ModalAnalysis):
         frequency = analysis.frequency if "frequency" in analysis.arrays else np.empty(0)

@@ -197,7 +197,7 @@ def _time(results, args, size):
                               i1 - i0, size[0])
             for (node, component), (t, y) in zip(dofs, curves):
                 ax.plot(t, y, lw=1, label=_label(analysis, several, f"{node} {component}"))
-        ax.set_ylabel(f"{field} [{common.unit(field)}]")
+        ax.set_ylabel(f"{field} [{common.unit(field, [c for _, c in dofs])}]")
         ax.grid(True, alpha=0.3)
     if not args.no_events:
         _mark_events(axes, analyses, args.start, args.end, several)
@@ -276,7 +276,7 @@ def _frf(results, args, size):
             amplitude.plot(f, np.abs(values[:, j]), lw=1, label=label)
             phase.plot(f, np.degrees(np.angle(values[:, j])), lw=1, label=label)
     amplitude.set_yscale("log")
-    amplitude.set_ylabel(f"{field} amplitude [{common.unit(field)}]")
+    amplitude.set_ylabel(f"{field} amplitude [{common.unit(field, [c for _, c in dofs])}]")
     phase.set_ylabel("phase [deg]")
     phase.set_xlabel("frequency [Hz]")
     for ax in (amplitude, phase):

@@ -47,10 +47,11 @@ def headers(analysis, fields, dofs) -> list[str]:
         titles = ["frequency [Hz]"]
         for field in fields:
             for node, component in dofs:
-                titles += [f"{node} {component} {field} amplitude [{common.unit(field)}]",
+                titles += [f"{node} {component} {field} amplitude "
+                           f"[{common.unit(field, [component])}]",
                            f"{node} {component} {field} phase [deg]"]
         return titles
-    return ["time [s]"] + [f"{node} {component} {field} [{common.unit(field)}]"
+    return ["time [s]"] + [f"{node} {component} {field} [{common.unit(field, [component])}]"
                            for field in fields for node, component in dofs]
 
 
