@@ -30,6 +30,7 @@ UNITS = {
     "omega": "rad/s",
     "normal_force": "N",
     "tangential_force": "N",
+    "sliding_velocity": "m/s",
     "penetration": "m",
     "kinetic": "J",
     "potential": "J",

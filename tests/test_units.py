@@ -147,3 +147,28 @@ def test_rotation_series_are_read_in_rad(tmp_path):
         frf = results.analysis("frf")
         f, twist = frf.series("displacement", "B", "DRX")
     assert abs(abs(twist[0]) - static[1]) < 0.02 * static[1]
+
+
+def test_the_results_format_page_names_every_dataset_and_attribute(tmp_path):
+    """docs/results_format.md documents what the file holds: each dataset, group and
+    attribute name written for this study (which has every kind of analysis) is on it."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "results_format.md").read_text()
+    path = _run(tmp_path)
+    own = {"run", "modal", "frf", "modes", "cmodes", "stop"}       # the study's names
+    names = set()
+    with h5py.File(path, "r") as f:
+        names.update(f.attrs)
+
+        def visit(name, obj):
+            parts = [p for p in name.split("/") if p not in own]
+            names.update(p for p in parts if p not in ("analyses", "links"))
+            names.update(obj.attrs)
+            if isinstance(obj, h5py.Dataset) and obj.dtype.names:
+                names.update(obj.dtype.names)
+        f.visititems(visit)
+    missing = sorted(n for n in names if f"`{n}`" not in page and f"{n}`" not in page
+                     and f"`{n}/" not in page
+                     and f"/{n}" not in page)
+    assert missing == []
