@@ -48,9 +48,25 @@ def check_available(study: Study):
 
 def _validate_names(study: Study, model):
     """Names that checks refer to must exist before anything is computed."""
+    reacting = {"FX": "DX", "FY": "DY", "FZ": "DZ", "MX": "DRX", "MY": "DRY", "MZ": "DRZ"}
     for i, check in enumerate(study.checks):
-        if getattr(check, "node", None):
-            model.dof(check.node, check.component or "DX", where=f"check[{i + 1}]")
+        where = f"check[{i + 1}]"
+        if check.quantity == "element_force":
+            if check.element not in model.elements.names:
+                known = ", ".join(model.elements.names) or "none"
+                raise StudyError(f"{where}.element: no element '{check.element}' (the SEG2 and "
+                                 f"POI1 cells with stiffness or damping: {known})")
+            if check.component not in model.elements.components:
+                raise StudyError(f"{where}.component: {check.component} is not a force "
+                                 f"component of this model (components: "
+                                 f"{' '.join(model.elements.components)})")
+        elif check.quantity == "reaction":
+            dof = model.dof(check.node, reacting[check.component], where=where)
+            if dof not in model.reactions.dofs:
+                raise StudyError(f"{where}.node: {check.node} {reacting[check.component]} is "
+                                 f"not imposed: a reaction exists only at imposed dofs")
+        elif getattr(check, "node", None):
+            model.dof(check.node, check.component or "DX", where=where)
 
 
 def prepare(study) -> tuple[Study, object]:

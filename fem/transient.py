@@ -204,6 +204,39 @@ class MemorySink:
                 enumerate(names)}
 
 
+class ForceFields:
+    """The element forces and reactions of archived rows, from the physical fields on every
+    dof (``fem.model.element_forces``); ``loads``: (vector on the reaction dofs, function)
+    of each load of the analysis."""
+
+    def __init__(self, elements, reactions, loads, fields):
+        self.elements = elements if "element_force" in fields and elements.count else None
+        self.reactions = reactions if "reaction" in fields and len(reactions.dofs) else None
+        self.loads = [(vector, fn) for vector, fn in loads if np.any(vector)]
+
+    def __bool__(self):
+        return self.elements is not None or self.reactions is not None
+
+    def columns(self) -> dict:
+        cols = {}
+        if self.elements is not None:
+            cols["element_force"] = self.elements.width
+        if self.reactions is not None:
+            cols["reaction"] = len(self.reactions.dofs)
+        return cols
+
+    def rows(self, t, u, v, a) -> dict:
+        out = {}
+        if self.elements is not None:
+            out["element_force"] = self.elements.of(u, v)
+        if self.reactions is not None:
+            applied = np.zeros((len(t), len(self.reactions.dofs)))
+            for vector, fn in self.loads:
+                applied += np.outer(np.broadcast_to(fn.derivative(t, 0), t.shape), vector)
+            out["reaction"] = self.reactions.of(u, v, a, applied)
+        return out
+
+
 class ResultsSink:
     """Archived rows to a series of the results file (``fem.results.SeriesWriter``): the
     physical fields asked (expanded to all the archived dofs), the generalized coordinates on
@@ -217,22 +250,26 @@ class ResultsSink:
     GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                    "acceleration": "generalized/qddot"}
 
-    def __init__(self, series, dyn, links, fields, width: int, energy: bool):
+    def __init__(self, series, dyn, links, fields, width: int, energy: bool, forces=None):
         self.energy = energy
         self.series = series
         self.dyn = dyn
         self.links = links
         self.fields = list(fields)
+        self.forces = forces if forces else None
         self.pending = []
         self.pending_rows = 0
+        extra = sum(self.forces.columns().values()) if self.forces else 0
         per_row = (len(self.fields) * width + (3 * dyn.size if dyn.generalized else 0)
-                   + 8 * max(links.count, 0) + 6)
+                   + 8 * max(links.count, 0) + 6 + extra)
         self.block_rows = max(256, self.BLOCK_VALUES // max(per_row, 1))
         self.last_flush = time.monotonic()
 
     @staticmethod
-    def columns(dyn, links, fields, width: int, energy: bool) -> dict:
+    def columns(dyn, links, fields, width: int, energy: bool, forces=None) -> dict:
         cols = {"time": 0, **{f: width for f in fields}}
+        if forces:
+            cols.update(forces.columns())
         if dyn.generalized:
             cols.update({name: dyn.size for name in ResultsSink.GENERALIZED.values()})
         if links:
@@ -253,12 +290,18 @@ class ResultsSink:
         states = (("displacement", out.X, 0), ("velocity", out.V, 1),
                   ("acceleration", out.A, 2))
         with np.errstate(all="ignore"):
+            full = {}
             for field, data, order in states:
                 q = np.array(data[:rows])
+                if field in self.fields or self.forces:
+                    full[field] = self.dyn.expand(q, t, order)
                 if field in self.fields:
-                    blocks[field] = self.dyn.expand(q, t, order)
+                    blocks[field] = full[field]
                 if self.dyn.generalized:
                     blocks[self.GENERALIZED[field]] = q
+            if self.forces:
+                blocks.update(self.forces.rows(t, full["displacement"], full["velocity"],
+                                               full["acceleration"]))
         if self.links:
             blocks.update(self.links.series(out.CV[:rows]))
         if self.energy:

@@ -299,9 +299,91 @@ class _SampledAnalysis(Analysis):
                                "ask for interpolation to read between them")
         return below, above, (x - axis[below]) / (axis[above] - axis[below])
 
+    # -- element forces and reactions ------------------------------------------------------
+    @property
+    def elements(self) -> tuple[str, ...]:
+        """The elements (cell names) whose forces were archived, in column order."""
+        if "element_names" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["element_names"][()])
+
+    @property
+    def element_components(self) -> tuple[str, ...]:
+        """The components of each element's columns (N VY VZ, then MT MFY MFZ)."""
+        if "element_components" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["element_components"][()])
+
+    @property
+    def reactions(self) -> tuple[str, ...]:
+        """The reactions archived, "NODE FX" ... in column order."""
+        if "reaction_names" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["reaction_names"][()])
+
+    def _named_column(self, quantity: str, name: str, component: str) -> tuple[h5py.Dataset,
+                                                                              int]:
+        """The dataset and column of an element force (``name`` a cell) or a reaction
+        (``name`` a node)."""
+        if quantity not in ("element_force", "reaction"):
+            raise PostproError(f"unknown quantity '{quantity}' (known: element_force, "
+                               f"reaction)")
+        if quantity not in self._group:
+            lacking = "elements" if quantity == "element_force" else "imposed dofs"
+            raise PostproError(f"{self._where} did not archive '{quantity}' (not in its "
+                               f"fields, or a model without {lacking})")
+        dataset = self._group[quantity]
+        if quantity == "element_force":
+            elements, components = self.elements, self.element_components
+            if name not in elements:
+                raise PostproError(f"{self._where}: no element '{name}' (elements: "
+                                   f"{_listing(elements)})")
+            if component not in components:
+                raise PostproError(f"{self._where}: element force component '{component}' "
+                                   f"unknown (components: {_listing(components)})")
+            return dataset, elements.index(name) * len(components) + components.index(component)
+        names = self.reactions
+        key = f"{name} {component}"
+        if key not in names:
+            nodes = sorted({n.rsplit(' ', 1)[0] for n in names})
+            raise PostproError(f"{self._where}: no reaction {key} (reactions at the imposed "
+                               f"dofs of nodes {_listing(nodes)}: FX FY FZ MX MY MZ)")
+        return dataset, names.index(key)
+
+    def element_force(self, element: str, component: str, start=None, end=None):
+        """The internal force of one element over a time (or frequency) window.
+
+        Parameters
+        ----------
+        element : str
+            Its cell name.
+        component : str
+            N (axial, positive in tension), VY, VZ (N), MT, MFY, MFZ (N.m), in the element's
+            frame.
+
+        Returns
+        -------
+        axis, values : numpy.ndarray, shape (k,)
+        """
+        dataset, column = self._named_column("element_force", element, component)
+        return self._column_series(dataset, column, start, end)
+
+    def reaction(self, node: str, component: str, start=None, end=None):
+        """The reaction at an imposed dof: the force the support exerts there (FX FY FZ in
+        N, MX MY MZ in N.m, global axes), over a window."""
+        dataset, column = self._named_column("reaction", node, component)
+        return self._column_series(dataset, column, start, end)
+
+    def force_at(self, quantity: str, name: str, component: str, x: float,
+                 interpolate: bool = False) -> float:
+        """An element force or a reaction at one instant (as :meth:`value_at`)."""
+        dataset, column = self._named_column(quantity, name, component)
+        return self._value_in(dataset, column, x, interpolate)
+
     def _value_at(self, field, node, component, x, interpolate):
-        dataset = self._field(field)
-        column = self._column(node, component)
+        return self._value_in(self._field(field), self._column(node, component), x, interpolate)
+
+    def _value_in(self, dataset, column, x, interpolate):
         i, j, weight = self._locate(float(x), dataset.shape[0], interpolate)
         if i == j:
             return dataset[i, column].item()

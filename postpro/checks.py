@@ -26,14 +26,19 @@ MODAL_QUANTITIES = ("frequency", "damped_frequency", "damping_ratio", "generaliz
 QUANTITIES = {
     **{field: (("node", "component", "time"), ("interpolate",)) for field in layout.FIELDS},
     **{name: (("mode",), ()) for name in MODAL_QUANTITIES},
+    "element_force": (("element", "component", "time"), ("interpolate",)),
+    "reaction": (("node", "component", "time"), ("interpolate",)),
     "event_time": (("event",), ("link", "kind")),
     "energy_balance_error": ((), ()),
     "link_force_error": (("link",), ()),
 }
 _COMMON_REQUIRED = ("quantity", "reference")
 _COMMON_OPTIONAL = ("analysis", "tolerance", "absolute")
-_KEYS = ("analysis", "quantity", "node", "component", "time", "mode", "event", "kind", "link",
-         "reference", "tolerance", "absolute", "interpolate")
+_KEYS = ("analysis", "quantity", "node", "element", "component", "time", "mode", "event",
+         "kind", "link", "reference", "tolerance", "absolute", "interpolate")
+#: the components of an element force, and of a reaction
+ELEMENT_COMPONENTS = ("N", "VY", "VZ", "MT", "MFY", "MFZ")
+REACTION_COMPONENTS = ("FX", "FY", "FZ", "MX", "MY", "MZ")
 DEFAULT_TOLERANCE = 1e-3
 
 
@@ -52,6 +57,7 @@ class CheckSpec:
     tolerance: float = DEFAULT_TOLERANCE
     absolute: bool = False
     node: str | None = None
+    element: str | None = None
     component: str | None = None
     time: float | None = None
     interpolate: bool = False
@@ -138,14 +144,23 @@ def _boolean(path, value, _key=None):
 
 def _component(path, value, _key=None):
     _string(path, value)
-    if value not in COMPONENTS:
+    if value not in COMPONENTS + ELEMENT_COMPONENTS + REACTION_COMPONENTS:
         raise CheckSpecError(f"{path}: unknown component {_describe(value)} (known: "
                              f"{', '.join(COMPONENTS)})")
     return value
 
 
+def _component_of(quantity: str, path: str, component: str):
+    """The component set of a quantity: dofs, element force or reaction components."""
+    known = {"element_force": ELEMENT_COMPONENTS, "reaction": REACTION_COMPONENTS}.get(
+        quantity, COMPONENTS)
+    if component is not None and component not in known:
+        raise CheckSpecError(f"{path}.component: unknown component {_describe(component)} for "
+                             f"quantity '{quantity}' (known: {', '.join(known)})")
+
+
 _PARSERS = {
-    "analysis": _string, "node": _string, "link": _string, "kind": _string,
+    "analysis": _string, "node": _string, "element": _string, "link": _string, "kind": _string,
     "component": _component, "reference": _number, "time": _number,
     "tolerance": _positive_number, "mode": _count, "event": _count,
     "absolute": _boolean, "interpolate": _boolean,
@@ -204,6 +219,7 @@ def _parse_one(table, path: str) -> CheckSpec:
                                  f"{', '.join(_COMMON_REQUIRED + required)})")
     values = {key: _PARSERS[key](f"{path}.{key}", value, key)
               for key, value in table.items() if key != "quantity"}
+    _component_of(quantity, path, values.get("component"))
     return CheckSpec(path=path, quantity=quantity, **values)
 
 
@@ -246,6 +262,12 @@ def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
     if spec.quantity in layout.FIELDS:
         _require(analysis, spec, TransientAnalysis, "transient")
         value = analysis.value_at(spec.quantity, spec.node, spec.component, spec.time,
+                                  interpolate=spec.interpolate)
+        return value, f"t={spec.time:g}"
+    if spec.quantity in ("element_force", "reaction"):
+        _require(analysis, spec, TransientAnalysis, "transient")
+        name = spec.element if spec.quantity == "element_force" else spec.node
+        value = analysis.force_at(spec.quantity, name, spec.component, spec.time,
                                   interpolate=spec.interpolate)
         return value, f"t={spec.time:g}"
     if spec.quantity in MODAL_QUANTITIES:
@@ -300,7 +322,8 @@ def _compare(spec: CheckSpec, analysis: str, computed: float, at: str) -> CheckR
     note = "reference is 0: compared absolutely" if absolute and not spec.absolute else ""
     difference = abs(computed - spec.reference)
     error = difference if absolute else difference / abs(spec.reference)
-    return CheckRow(analysis=analysis, quantity=spec.quantity, node=spec.node or "",
+    return CheckRow(analysis=analysis, quantity=spec.quantity,
+                    node=spec.node or spec.element or "",
                     component=spec.component or "", at=at, reference=spec.reference,
                     computed=float(computed), tolerance=spec.tolerance, absolute=absolute,
                     error=error, passed=bool(error <= spec.tolerance), note=note)

@@ -48,6 +48,8 @@ UNITS = {
     "damping_ratio_damped": "1",
     "damped_frequency": "Hz",
     "eigenvalue": "rad/s",
+    "element_force": "N",
+    "reaction": "N",
 }
 
 #: rotation components, and the units of the nodal fields along them
@@ -61,6 +63,12 @@ def unit_of(quantity: str, component: str | None = None) -> str:
     if component in ROTATIONS and quantity in ROTATION_UNITS:
         return ROTATION_UNITS[quantity]
     return UNITS.get(quantity, "-")
+
+
+def column_units_list(units) -> "str | list[str]":
+    """A ``units`` attribute from the unit of each column: one string if they agree."""
+    units = list(units)
+    return units[0] if units and all(u == units[0] for u in units) else units
 
 
 def column_units(quantity: str, components) -> "str | list[str]":

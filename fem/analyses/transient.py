@@ -33,7 +33,7 @@ from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes
 from fem.timegrid import build_grid
-from fem.transient import Result, ResultsSink, integrate, progress_bar
+from fem.transient import ForceFields, Result, ResultsSink, integrate, progress_bar
 from postpro import layout
 
 GENERALIZED_UNITS = {"generalized/q": "m.kg^0.5", "generalized/qdot": "m.kg^0.5/s",
@@ -85,10 +85,15 @@ def run(ctx, spec):
     for name, attrs in zip(links.names, links.attrs):
         aw.link(name, **attrs)
     fields = [f for f in FIELDS if f in p["fields"]]
-    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy),
-                       units=GENERALIZED_UNITS if basis is not None else None,
-                       dofs=basis.dofs if basis is not None else None)
-    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy)
+    forces = _force_fields(aw, model, p)
+    units = dict(GENERALIZED_UNITS if basis is not None else {})
+    if forces.elements is not None:
+        units["element_force"] = layout.column_units_list(forces.elements.units())
+    if forces.reactions is not None:
+        units["reaction"] = layout.column_units_list(forces.reactions.units(model.dofs))
+    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces),
+                       units=units or None, dofs=basis.dofs if basis is not None else None)
+    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces)
     bar = progress_bar(grid.steps, spec.name) if ctx.progress else None
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()
@@ -187,3 +192,20 @@ def _dof_names(model):
         node = model.mesh.node_names[int(model.dofs.dof_node[dof])]
         return f"{model.dofs.dof_component[dof]} of node {node}"
     return name
+
+
+def _force_fields(aw, model, p) -> ForceFields:
+    """The element forces and reactions the analysis archives, with the datasets that name
+    their columns: ``element_names`` (ne,) and ``element_components`` (the components of
+    each element's columns), ``reaction_dofs`` (nr,) dof numbers and ``reaction_names``."""
+    reactions = model.reactions
+    loads = [(model.loads[name].vector[reactions.dofs], model.loads[name].function)
+             for name in p["loads"]]
+    forces = ForceFields(model.elements, reactions, loads, p["fields"])
+    if forces.elements is not None:
+        aw.dataset("element_names", np.asarray(model.elements.names, dtype=object))
+        aw.dataset("element_components", np.asarray(model.elements.components, dtype=object))
+    if forces.reactions is not None:
+        aw.dataset("reaction_dofs", reactions.dofs)
+        aw.dataset("reaction_names", np.asarray(reactions.names, dtype=object))
+    return forces

@@ -14,6 +14,7 @@ from fem.mesh import POI1, SEG2, Mesh
 from fem.mesh import read as read_mesh
 from fem.model.constraints import Constraints, build_constraints
 from fem.model.dofs import DofMap
+from fem.model.element_forces import ElementForces, Reactions, element_forces, reactions
 from fem.model.elements import Triplets, add_discrete
 from fem.study.specs import TRANSLATIONS, Study, Targets
 
@@ -39,6 +40,8 @@ class Model:
     loads: dict[str, Load]
     initial_displacement: np.ndarray
     initial_velocity: np.ndarray
+    elements: ElementForces | None = None
+    reactions: Reactions | None = None
 
     @property
     def size(self) -> int:
@@ -171,7 +174,17 @@ def build_model(study: Study, mesh: Mesh) -> Model:
     loads = _loads(study, mesh, dofmap, M)
     u0, v0 = _initial(study, mesh, dofmap)
     _check_initial_on_imposed(study, mesh, dofmap, constraints)
-    return Model(mesh, dofmap, M, K, C, constraints, loads, u0, v0)
+    cells = [(spec, _block_cells(mesh, spec.targets, spec.where)) for spec in study.discrete]
+    return Model(mesh, dofmap, M, K, C, constraints, loads, u0, v0,
+                 element_forces(cells, mesh, dofmap),
+                 reactions(M, C, K, constraints.imposed, dofmap, mesh.node_names))
+
+
+def _block_cells(mesh: Mesh, targets: Targets, where: str) -> np.ndarray:
+    """The cells (SEG2 and POI1) a block targets by name or group."""
+    cells = [np.array([mesh.cell_index(c, f"{where}.cells") for c in targets.cells], np.int64)]
+    cells += [mesh.cell_group(g, f"{where}.cell_groups") for g in targets.cell_groups]
+    return _distinct(cells, mesh.cell_count)
 
 
 def _node_dofs(mesh, dofmap, targets, where, comp):

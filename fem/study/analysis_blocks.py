@@ -7,7 +7,7 @@ import math
 
 from fem.errors import StudyError
 from fem import catalog
-from fem.study.specs import ANALYSIS_KINDS, FIELDS, AnalysisSpec, step_limit
+from fem.study.specs import ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec, step_limit
 from fem.validate import Table, check_float_list
 
 
@@ -161,11 +161,13 @@ def _transient(t: Table, p: dict, loads, links):
         if not _within(x, p["start"], p["end"]):
             raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
                              f"[{p['start']:g}, {p['end']:g}] s")
-    fields = t.str_list("fields", list(FIELDS))
+    known = FIELDS + FORCE_FIELDS
+    explicit = t.has("fields")
+    fields = t.str_list("fields", list(known))
     for f in fields:
-        if f not in FIELDS:
-            raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(FIELDS)})")
-    p["fields"] = [f for f in FIELDS if f in fields]
+        if f not in known:
+            raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(known)})")
+    p["fields"] = [f for f in known if f in fields]
     p["events"] = t.str("events", row.events, choices=row.event_modes)
     if basis == "modal":
         p["modes"] = t.str("modes")
@@ -178,6 +180,13 @@ def _transient(t: Table, p: dict, loads, links):
         p["modal_damping"] = md
         p["nodes"] = t.str_list("nodes", None)
         p["static_correction"] = t.bool("static_correction", False)
+        forces = [f for f in FORCE_FIELDS if f in p["fields"]]
+        if p["nodes"] is not None and forces:
+            if explicit:
+                raise t.error("fields", f"{forces[0]} needs the motion of every dof: "
+                                        f"recombine on every node (no nodes key), or leave "
+                                        f"{' and '.join(forces)} out of fields")
+            p["fields"] = [f for f in p["fields"] if f not in FORCE_FIELDS]
     _scheme_keys(t, p, row)
 
 
@@ -306,7 +315,7 @@ def _checks(raw, analyses):
         if s.mode is not None and count is not None and s.mode > count:
             raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "
                              f"computes at most {count} modes")
-        if a.kind == "transient" and s.quantity in FIELDS and \
+        if a.kind == "transient" and s.quantity in FIELDS + FORCE_FIELDS and \
                 s.quantity not in a.params.get("fields", FIELDS):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "

@@ -11,6 +11,9 @@ ROTATIONS = ("DRX", "DRY", "DRZ")
 COMPONENTS = TRANSLATIONS + ROTATIONS
 FORCE_COMPONENTS = {"FX": "DX", "FY": "DY", "FZ": "DZ", "MX": "DRX", "MY": "DRY", "MZ": "DRZ"}
 FIELDS = ("displacement", "velocity", "acceleration")
+#: what a transient analysis may archive besides the nodal fields: the internal force of each
+#: discrete element and the reactions at the imposed dofs
+FORCE_FIELDS = ("element_force", "reaction")
 
 ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic")
 LINK_KINDS = ("shock", "impact")
