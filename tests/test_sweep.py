@@ -340,3 +340,25 @@ def test_a_sweep_on_a_scheduler_and_a_worker_of_their_own(tmp_path, scheduler, c
                                 [("P", "DX")])
         assert math.isfinite(expected["a.max_abs.P.DX"])
         assert_row_matches(line, expected)
+
+
+# -- fem post sweep ---------------------------------------------------------------------------
+def test_fem_post_sweep_tabulates_and_plots_a_column_against_a_parameter(tmp_path, capsys):
+    study = tmp_path / "s.toml"
+    study.write_text(DIVERGING)
+    out = tmp_path / "sw"
+    parameters = {"load.f.FX": [1.0, 2.0], "discrete.1.stiffness": [1e4, 2e4, 4e4]}
+    result = fem.sweep(study, parameters, out, collect=["P.DX"])
+    column = "a.max_abs.P.DX"
+    code = main(["post", "sweep", str(out), "--x", "discrete.1.stiffness", "--y", column,
+                 "--plot", str(tmp_path / "k.png"), "--csv", str(tmp_path / "k.csv")])
+    printed = capsys.readouterr().out.splitlines()
+    assert code == EXIT_OK
+    assert printed[0].split() == ["load.f.FX", "discrete.1.stiffness", column, "status"]
+    assert len(printed) == 2 + 6 + 1 and printed[-1] == f"wrote {tmp_path / 'k.png'}"
+    with open(tmp_path / "k.csv", newline="") as stream:
+        lines = list(csv.DictReader(stream))
+    assert [float(r[column]) for r in lines] == result.column(column)
+    assert (tmp_path / "k.png").stat().st_size > 0
+    code = main(["post", "sweep", str(out), "--x", "load.f.FY", "--y", column])
+    assert code == EXIT_INVALID and "did you mean 'load.f.FX'" in capsys.readouterr().err
