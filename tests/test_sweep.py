@@ -5,8 +5,10 @@ processes of their own; failing variants, resuming, and the ``--vary`` options."
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
+import threading
 import os
 import subprocess
 import sys
@@ -225,6 +227,7 @@ def test_fem_sweep_on_two_worker_processes_writes_the_table_and_the_files(tmp_pa
                                                      "load.push.FX": force}, [("N3", "DX")]))
 
 
+@pytest.mark.filterwarnings("ignore:.*exceeds the stability limit")
 def test_failing_variants_are_rows_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
     study = tmp_path / "s.toml"
     study.write_text(DIVERGING)
@@ -255,6 +258,7 @@ def test_failing_variants_are_rows_and_the_sweep_goes_on(tmp_path, capsys, monke
     assert "variant 2: failed: analysis 'a' failed" in captured.err
 
 
+@pytest.mark.filterwarnings("ignore:.*exceeds the stability limit")
 def test_a_rerun_skips_the_complete_variants_and_another_sweep_is_refused(tmp_path,
                                                                           monkeypatch):
     study = tmp_path / "s.toml"
@@ -292,14 +296,14 @@ def test_a_rerun_skips_the_complete_variants_and_another_sweep_is_refused(tmp_pa
         fem.sweep(study, parameters, full)
 
 
-# -- a scheduler and a worker of their own ----------------------------------------------------
-@pytest.fixture
-def scheduler(tmp_path):
-    """A Dask scheduler and one worker, each a process of its own: the scheduler file."""
-    file = tmp_path / "scheduler.json"
+# -- a scheduler and workers of their own -----------------------------------------------------
+@contextlib.contextmanager
+def dask_processes(folder: Path, workers: int = 1):
+    """A Dask scheduler and ``workers`` workers, each a process of its own (no nanny that
+    would restart a killed worker): (scheduler file, worker processes). Always stopped."""
+    file = folder / "scheduler.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    common = dict(env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                  stderr=subprocess.DEVNULL)
+    common = dict(env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     processes = []
     try:
         processes.append(subprocess.Popen(
@@ -307,12 +311,13 @@ def scheduler(tmp_path):
              str(file), "--port", "0", "--no-dashboard"], **common))
         deadline = time.monotonic() + 30
         while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(0.05)
         assert file.exists(), "the scheduler did not start"
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-             str(file), "--nthreads", "1", "--no-nanny", "--no-dashboard"], **common))
-        yield file
+        for _ in range(workers):
+            processes.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                 str(file), "--nthreads", "1", "--no-nanny", "--no-dashboard"], **common))
+        yield file, processes[1:]
     finally:
         for process in reversed(processes):
             process.terminate()
@@ -322,6 +327,12 @@ def scheduler(tmp_path):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture
+def scheduler(tmp_path):
+    with dask_processes(tmp_path) as (file, _):
+        yield file
 
 
 def test_a_sweep_on_a_scheduler_and_a_worker_of_their_own(tmp_path, scheduler, capsys):
@@ -362,3 +373,27 @@ def test_fem_post_sweep_tabulates_and_plots_a_column_against_a_parameter(tmp_pat
     assert (tmp_path / "k.png").stat().st_size > 0
     code = main(["post", "sweep", str(out), "--x", "load.f.FY", "--y", column])
     assert code == EXIT_INVALID and "did you mean 'load.f.FX'" in capsys.readouterr().err
+
+
+def test_the_variants_of_a_worker_killed_mid_sweep_run_on_the_other(tmp_path):
+    study = v2_short().with_values({"analysis.exact.end": 4.0})
+    parameters = {"link.stop.gap": [float(g) for g in np.linspace(9e-4, 1.1e-3, 8)]}
+    out = tmp_path / "sw"
+    found = {}
+    with dask_processes(tmp_path, workers=2) as (file, workers):
+        sweep = threading.Thread(target=lambda: found.update(
+            result=fem.sweep(study, parameters, out, client=str(file))))
+        sweep.start()
+        # both workers are running a variant once two results files are being written
+        deadline = time.monotonic() + 60
+        while len(list(out.glob("variants/*.partial"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert time.monotonic() < deadline, "the workers did not start two variants"
+        workers[0].kill()
+        sweep.join(timeout=120)
+        assert not sweep.is_alive()
+    result = found["result"]
+    assert result.counts["complete"] == 8, [r["message"] for r in result.rows]
+    assert not list(out.glob("variants/*.partial"))
+    for row in result.rows[::7]:
+        assert_row_matches(row, expected_row(study, {"link.stop.gap": row["link.stop.gap"]}))
