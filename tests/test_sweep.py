@@ -168,6 +168,25 @@ def test_a_path_that_names_nothing_stops_the_sweep_before_anything_runs(tmp_path
     assert code == EXIT_INVALID and "load.f.FX (2), load.f.FY (1)" in capsys.readouterr().err
 
 
+def test_a_random_sweep_on_the_command_line_draws_what_variants_draws(tmp_path, capsys):
+    study = tmp_path / "s.toml"
+    study.write_text(DIVERGING)
+    out = tmp_path / "sw"
+    code = main(["sweep", str(study), "--vary", "load.f.FX=uniform:0.5:2",
+                 "--vary", "discrete.1.stiffness=1e4,2e4", "--random", "3", "--seed", "3",
+                 "--out", str(out), "--collect", "P.DX", "--quiet"])
+    assert code == EXIT_OK and capsys.readouterr().out == ""
+    drawn = variants({"load.f.FX": "uniform:0.5:2", "discrete.1.stiffness": [1e4, 2e4]},
+                     samples=3, seed=3)
+    table = read_table(out)
+    assert [{p: float(r[p]) for p in drawn[0]} for r in table] == drawn
+    assert_row_matches(table[0], expected_row(fem.Study.load(study), drawn[0], [("P", "DX")]))
+    # without its seed, a random sweep is another sweep
+    code = main(["sweep", str(study), "--vary", "load.f.FX=uniform:0.5:2",
+                 "--vary", "discrete.1.stiffness=1e4,2e4", "--random", "3", "--out", str(out)])
+    assert code == EXIT_INVALID and "differs in: seed" in capsys.readouterr().err
+
+
 def test_fem_sweep_is_the_function():
     import fem.cli  # noqa: F401  (imports the sweep's helpers)
 
