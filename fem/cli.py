@@ -1,7 +1,7 @@
-"""Command line: ``fem run | info | mesh | schemes | post``. It only wires the library together.
+"""Command line: ``fem run | sweep | info | mesh | schemes | post``; it only wires the library.
 
 Exit codes: 0 success, 1 a check failed, 2 invalid input (study, mesh, results file),
-3 an analysis failed (divergence, singular matrix).
+3 an analysis failed (divergence, singular matrix; for a sweep: a variant did not complete).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     for q in (run,):
         q.add_argument("--quiet", "-q", action="store_true", help="print errors only")
         q.add_argument("--verbose", "-v", action="store_true", help="print each analysis")
+    _add_sweep(sub)
     info = sub.add_parser("info", help="what a results file holds")
     info.add_argument("results")
     mesh = sub.add_parser("mesh", help="nodes, cells and groups of a mesh file")
@@ -42,6 +43,45 @@ def _parser() -> argparse.ArgumentParser:
                           add_help=False)
     post.add_argument("args", nargs=argparse.REMAINDER)
     return p
+
+
+def _add_sweep(sub):
+    sweep = sub.add_parser(
+        "sweep", help="run variants of a study (a grid, lists in step or random draws) and "
+                      "tabulate them (docs/sweeps.md)")
+    sweep.add_argument("study", help="study file (TOML)")
+    sweep.add_argument("--vary", action="append", default=[], metavar="PATH=VALUES",
+                       required=True,
+                       help="PATH=v1,v2,... or PATH=start:stop:count (both ends included); "
+                            "with --random, PATH=uniform:a:b or PATH=normal:mu:sigma; "
+                            "repeatable")
+    sweep.add_argument("--zip", action="store_true",
+                       help="take the lists in step instead of their full product")
+    sweep.add_argument("--random", type=_count, metavar="N",
+                       help="N random draws of the parameters instead of a grid")
+    sweep.add_argument("--seed", type=int, help="seed of the random draws")
+    sweep.add_argument("--out", "-o", required=True, metavar="DIR",
+                       help="sweep folder: results files, table, definition")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_count, metavar="N",
+                       help="run on a local Dask cluster of N worker processes")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on a Dask cluster: scheduler address or scheduler file")
+    sweep.add_argument("--collect", action="append", default=[], metavar="NODE.COMPONENT",
+                       help="tabulate the largest |u| of this dof in each transient analysis; "
+                            "repeatable")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="print errors only")
+
+
+def _count(text: str) -> int:
+    """argparse type of --random and --workers: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    return value
 
 
 def _step_count(text: str) -> int:
@@ -65,6 +105,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "sweep":
+            return _sweep(args)
         if args.command == "info":
             return _info(args.results)
         if args.command == "mesh":
@@ -142,6 +184,31 @@ def _run(args) -> int:
     if not args.quiet:
         print(f"results: {report.output}")
     return EXIT_OK if report.checks_passed else EXIT_CHECK_FAILED
+
+
+def _sweep(args) -> int:
+    import fem
+    from fem.sweeps.values import parse_varies
+
+    parameters = parse_varies(args.vary, random=args.random is not None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore" if args.quiet else "always")
+        warnings.showwarning = _show_warning
+        with _terminate_cleanly():
+            result = fem.sweep(args.study, parameters, args.out, samples=args.random,
+                               seed=args.seed, zip=args.zip, client=args.scheduler,
+                               workers=args.workers, collect=args.collect,
+                               progress=not args.quiet and sys.stderr.isatty())
+    for row in result.rows:
+        if row["status"] != "complete":
+            print(f"variant {row['variant']}: {row['status']}: {row['message']}",
+                  file=sys.stderr)
+    if not args.quiet:
+        print(result.summary())
+        print(f"table: {result.table}")
+    if not result.all_complete:
+        return EXIT_ANALYSIS_FAILED
+    return EXIT_CHECK_FAILED if result.checks_failed else EXIT_OK
 
 
 class Terminated(KeyboardInterrupt):

@@ -1,4 +1,5 @@
-"""``fem post SUB RESULTS [options]``: post-processing subcommands of a results file.
+"""``fem post SUB RESULTS [options]``: post-processing subcommands of a results file (and
+``fem post sweep DIR`` of the table of a sweep).
 
 Exit codes: 0 success, 1 a check failed or a comparison exceeded its tolerance, 2 invalid
 input (file, analysis, node, component, field, option), printed as one ``error:`` line.
@@ -12,9 +13,9 @@ import sys
 
 from postpro.errors import PostproError
 from postpro.jobs import (check, common, compare, energy, export, info, modes, plot, series,
-                          shocks)
+                          shocks, sweep)
 
-JOBS = (series, plot, check, energy, shocks, modes, compare, export, info)
+JOBS = (series, plot, check, energy, shocks, modes, compare, export, info, sweep)
 
 
 class _Parser(argparse.ArgumentParser):
