@@ -53,18 +53,30 @@ def cluster(client=None, workers=None):
         yield made
 
 
-def local_cluster(workers: int):
-    """A ``LocalCluster`` of ``workers`` single-threaded worker processes, without the
-    workers' statistical profiler.
+#: Dask settings of the local cluster's processes: no statistical profiler, and the
+#: system and memory monitors, the event loop's tick and work stealing run seldom
+QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "10s",
+    "distributed.worker.memory.monitor-interval": "10s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.scheduler.work-stealing": False,
+}
 
-    The profiler samples the stack of the running task every 10 ms from the worker's event
-    loop, holding the GIL: it made the variants of V2 (exact scheme, much of it Python) run
-    1.5 times slower.
+
+def local_cluster(workers: int):
+    """A ``LocalCluster`` of ``workers`` single-threaded worker processes, with the
+    :data:`QUIET` settings.
+
+    A variant is a short task that holds the GIL most of the time. The workers' profiler
+    samples the running task's stack every 10 ms from the worker's event loop, and the
+    monitors wake every 100 to 500 ms in each process: with them, variants of V2 (exact
+    scheme) ran 1.3 to 1.5 times slower on 2 workers of a 2-core machine than alone.
     """
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
+    with dask.config.set(QUIET):
         # the nannies pass the configuration of this moment to their worker processes
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=None)
