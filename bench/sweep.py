@@ -9,14 +9,15 @@ fewer events happen, which refuses the variant); the variants take 32 gaps of th
 0.8e-3 to 1.2e-3 m.
 
 Rows:
+- cluster start: the local cluster of ``fem sweep --workers`` and its client, then one
+  variant per worker (importing fem and loading the compiled code from numba's disk cache),
+  both before anything is timed;
+- then, ``--repeats`` times in turn (the fastest of each kept):
 - own run: ``fem.run`` of each variant to a results file in this process (after one
   warm-up run), the mean: what a variant costs without a sweep around it;
-- sequential: ``fem.sweep`` in this process, the fastest of ``--repeats`` sweeps (each into
-  a new folder); per-variant overhead = sweep time / variants minus the mean own run;
-- cluster start: ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` and its
-  client, then one variant per worker (importing fem and loading the compiled code from
-  numba's disk cache), both outside the timed sweep;
-- parallel: ``fem.sweep`` on that cluster, the fastest of ``--repeats``; per-variant
+- sequential: ``fem.sweep`` in this process (each into a new folder); per-variant
+  overhead = sweep time / variants minus the mean own run;
+- parallel: ``fem.sweep`` on that cluster; per-variant
   overhead = sweep time x workers / variants minus the mean own run; speed-up = sequential /
   parallel;
 - run in sweep: the mean of the table's ``wall_time`` (``fem.run`` where the variant ran) in
@@ -31,6 +32,7 @@ speed-up >= 1.6 with 2 workers on 2 cores, per-variant overhead < 50 ms.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -61,6 +63,7 @@ def v2_exact() -> fem.Study:
 
 
 def own_runs(study, gaps, folder: Path) -> list[float]:
+    folder.mkdir()
     fem.run(study.with_values({PATH: gaps[0]}), out=folder / "warm.h5").close()
     times = []
     for k, gap in enumerate(gaps):
@@ -93,8 +96,9 @@ def start_cluster(workers: int, study, gap, folder: Path):
     from fem.sweeps.worker import run_variant
 
     start = time.perf_counter()
-    cluster = local_cluster(workers)        # what fem sweep --workers starts
-    client = Client(cluster)
+    cluster = contextlib.ExitStack()
+    # what fem sweep --workers starts, with its settings held while it lives
+    client = Client(cluster.enter_context(local_cluster(workers)))
     client.wait_for_workers(workers)
     started = time.perf_counter() - start
     start = time.perf_counter()
@@ -134,19 +138,17 @@ def main(argv=None) -> int:
     status = 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        own = statistics.mean(own_runs(study, gaps, tmp))
-
-        seq_time = math.inf
-        for k in range(args.repeats):
-            start = time.perf_counter()
-            result = fem.sweep(study, {PATH: gaps}, tmp / f"sequential{k}")
-            if time.perf_counter() - start < seq_time:
-                seq_time, sequential = time.perf_counter() - start, result
-
         client, cluster, started, warm = start_cluster(args.workers, study, gaps[0], tmp)
+        # the three kinds taken in turn, the fastest of each kept: the machine's speed
+        # drifts over minutes, and interleaving gives each kind the same chances
+        own = seq_time = par_time = math.inf
         try:
-            par_time = math.inf
             for k in range(args.repeats):
+                own = min(own, statistics.mean(own_runs(study, gaps, tmp / f"own{k}")))
+                start = time.perf_counter()
+                result = fem.sweep(study, {PATH: gaps}, tmp / f"sequential{k}")
+                if time.perf_counter() - start < seq_time:
+                    seq_time, sequential = time.perf_counter() - start, result
                 start = time.perf_counter()
                 result = fem.sweep(study, {PATH: gaps}, tmp / f"parallel{k}", client=client)
                 if time.perf_counter() - start < par_time:

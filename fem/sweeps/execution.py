@@ -64,6 +64,7 @@ QUIET = {
 }
 
 
+@contextlib.contextmanager
 def local_cluster(workers: int):
     """A ``LocalCluster`` of ``workers`` single-threaded worker processes, with the
     :data:`QUIET` settings.
@@ -76,10 +77,11 @@ def local_cluster(workers: int):
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set(QUIET):
-        # the nannies pass the configuration of this moment to their worker processes
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None)
+    # held while the cluster lives: the nannies pass it to their worker processes, and the
+    # scheduler and the client in this process read it as they run
+    with dask.config.set(QUIET), LocalCluster(n_workers=workers, threads_per_worker=1,
+                                              processes=True, dashboard_address=None) as made:
+        yield made
 
 
 def _connect(where: str):
