@@ -350,6 +350,38 @@ class _SampledAnalysis(Analysis):
                                f"dofs of nodes {_listing(nodes)}: FX FY FZ MX MY MZ)")
         return dataset, names.index(key)
 
+    def read_forces(self, quantity: str, pairs, i0: int, i1: int):
+        """Rows ``i0:i1`` of some element forces (``pairs`` of (cell, component)) or
+        reactions ((node, component)): (axis (k,), values (k, len(pairs)))."""
+        located = [self._named_column(quantity, name, component) for name, component in pairs]
+        if not located:
+            raise PostproError(f"{self._where}: no column asked for '{quantity}'")
+        dataset = located[0][0]
+        wanted = np.array([column for _, column in located])
+        columns, order = np.unique(wanted, return_inverse=True)
+        i1 = min(i1, dataset.shape[0], len(self._axis()))
+        if i1 <= i0:
+            return self._axis()[:0], np.empty((0, len(pairs)))
+        return self._axis()[i0:i1], dataset[i0:i1, columns][:, order]
+
+    def force_pairs(self, quantity: str, names=(), components=()) -> list[tuple[str, str]]:
+        """The (name, component) columns of element forces (names: cells) or reactions
+        (names: nodes) among those archived; nothing given means every one."""
+        if quantity == "element_force":
+            archived = [(e, c) for e in self.elements for c in self.element_components]
+        else:
+            archived = [tuple(n.rsplit(" ", 1)) for n in self.reactions]
+        chosen = [(n, c) for n, c in archived
+                  if (not names or n in names) and (not components or c in components)]
+        for name in names:
+            if not any(n == name for n, _ in archived):
+                self._named_column(quantity, name, archived[0][1] if archived else "N")
+        if not chosen:
+            raise PostproError(f"{self._where}: no {quantity} column for "
+                               f"{', '.join(names) or 'any name'} and "
+                               f"{', '.join(components) or 'any component'}")
+        return chosen
+
     def element_force(self, element: str, component: str, start=None, end=None):
         """The internal force of one element over a time (or frequency) window.
 

@@ -233,3 +233,29 @@ def test_fields_select_them_and_reading_what_was_not_archived_is_an_error(tmp_pa
         assert run.elements == () and run.reactions == ()
         with pytest.raises(postpro.PostproError, match="did not archive 'element_force'"):
             run.element_force("S1", "N")
+
+
+def test_fem_post_series_writes_element_forces_and_reactions(tmp_path, capsys):
+    from fem.cli import main
+
+    path = tmp_path / "s.toml"
+    path.write_text(CHAIN, encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "r.h5"), "--quiet"]) == 0
+    csv = tmp_path / "f.csv"
+    assert main(["post", "series", str(tmp_path / "r.h5"), "--field", "element_force",
+                 "--element", "S3", "--element", "S1", "--field", "reaction", "--digits", "17",
+                 "-o", str(csv)]) == 0
+    lines = csv.read_text().splitlines()
+    assert lines[0] == ("time [s],S1 N element_force [N],S1 VY element_force [N],"
+                        "S1 VZ element_force [N],S3 N element_force [N],"
+                        "S3 VY element_force [N],S3 VZ element_force [N],"
+                        "N1 FX reaction [N]")
+    table = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    with postpro.open(tmp_path / "r.h5") as results:
+        run = results.analysis("run")
+        np.testing.assert_array_equal(table[:, 0], run.time)
+        np.testing.assert_array_equal(table[:, 1], run.element_force("S1", "N")[1])
+        np.testing.assert_array_equal(table[:, 4], run.element_force("S3", "N")[1])
+        np.testing.assert_array_equal(table[:, 7], run.reaction("N1", "FX")[1])
+    assert main(["post", "series", str(tmp_path / "r.h5"), "--element", "S1"]) == 2
+    assert "give --field element_force" in capsys.readouterr().err

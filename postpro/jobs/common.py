@@ -38,7 +38,8 @@ def add_columns(parser, fields: bool = True):
                              "of each node)")
     if fields:
         parser.add_argument("--field", "-f", action="append", default=[], metavar="F",
-                            help="displacement, velocity or acceleration; repeatable "
+                            help="displacement, velocity or acceleration (series: also "
+                                 "element_force, reaction); repeatable "
                                  "(default: displacement)")
 
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from postpro.errors import PostproError
 from postpro.jobs import common
-from postpro.results import BLOCK_ROWS, HarmonicAnalysis
+from postpro.results import BLOCK_ROWS, HarmonicAnalysis, TransientAnalysis
+
+#: the fields of forces (element forces, reactions), written after the nodal fields
+FORCES = ("element_force", "reaction")
 
 DEFAULT_DIGITS = 12
 
@@ -23,6 +27,9 @@ def add_parser(subparsers):
     common.add_analysis(p)
     common.add_columns(p)
     common.add_window(p)
+    p.add_argument("--element", "-e", action="append", default=[], metavar="CELL",
+                   help="with --field element_force: the elements (cells) whose forces to "
+                        "write; repeatable (default: every element)")
     p.add_argument("--output", "-o", metavar="FILE", help="CSV file (default: stdout)")
     p.add_argument("--digits", type=common.positive_int, default=DEFAULT_DIGITS,
                    help=f"significant digits of the values (default {DEFAULT_DIGITS}; 17 "
@@ -34,10 +41,22 @@ def run(args) -> int:
     with common.open_results(args) as results:
         (analysis,) = common.pick_analyses(results, args.analysis, ("transient", "harmonic"),
                                            args.allow_incomplete)
-        fields = common.resolve_fields(analysis, args.field)
-        dofs = common.resolve_dofs(results, args.node, args.component)
+        forces = [f for f in args.field if f in FORCES]
+        if args.element and "element_force" not in forces:
+            raise PostproError("--element: give --field element_force with it")
+        if forces and not isinstance(analysis, TransientAnalysis):
+            raise PostproError(f"{', '.join(forces)}: archived by transient analyses only")
+        nodal = [f for f in args.field if f not in FORCES]
+        fields = common.resolve_fields(analysis, nodal) if nodal or not forces else []
+        dofs = common.resolve_dofs(results, args.node, args.component) if fields else []
+        named = []
+        for quantity in forces:
+            names = args.element if quantity == "element_force" else args.node
+            named += [(quantity, name, component) for name, component in
+                      analysis.force_pairs(quantity, names, args.component)]
         with common.text_output(args.output) as stream:
-            write_series(stream, analysis, fields, dofs, args.start, args.end, args.digits)
+            write_series(stream, analysis, fields, dofs, args.start, args.end, args.digits,
+                         named=named)
     return common.EXIT_OK
 
 
@@ -56,7 +75,7 @@ def headers(analysis, fields, dofs) -> list[str]:
 
 
 def write_series(stream, analysis, fields, dofs, start=None, end=None,
-                 digits: int = DEFAULT_DIGITS, rows: int = BLOCK_ROWS) -> int:
+                 digits: int = DEFAULT_DIGITS, rows: int = BLOCK_ROWS, named=()) -> int:
     """Write the CSV of some columns of an analysis over a window.
 
     Parameters
@@ -84,18 +103,26 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
     """
     harmonic = isinstance(analysis, HarmonicAnalysis)
     i0, i1 = common.window(analysis, start, end)
-    stream.write(",".join(headers(analysis, fields, dofs)) + "\n")
-    width = 1 + len(fields) * len(dofs) * (2 if harmonic else 1)
+    titles = headers(analysis, fields, dofs) + [
+        f"{name} {component} {quantity} [{'N.m' if component.startswith('M') else 'N'}]"
+        for quantity, name, component in named]
+    stream.write(",".join(titles) + "\n")
+    width = 1 + len(fields) * len(dofs) * (2 if harmonic else 1) + len(named)
+    groups = {}
+    for quantity, name, component in named:
+        groups.setdefault(quantity, []).append((name, component))
     line = ",".join([f"%.{digits}g"] * width) + "\n"
     written = 0
     for first in range(i0, i1, rows):
         last = min(first + rows, i1)
         parts = [analysis.read_rows(field, dofs, first, last) for field in fields]
+        parts += [analysis.read_forces(quantity, pairs, first, last)
+                  for quantity, pairs in groups.items()]
         count = min(len(axis) for axis, _ in parts)  # fields of an unfinished run may differ
         columns = [parts[0][0][:count]]
-        for _, values in parts:
+        for k, (_, values) in enumerate(parts):
             values = values[:count]
-            if harmonic:
+            if harmonic and k < len(fields):
                 pairs = np.stack([np.abs(values), np.degrees(np.angle(values))], axis=2)
                 columns.append(pairs.reshape(count, -1))
             else:
