@@ -135,7 +135,61 @@ def bounded(dataset: h5py.Dataset, path) -> h5py.Dataset:
     return dataset
 
 
-class _SampledAnalysis(Analysis):
+class _ForceColumns:
+    """The element forces and reactions of an analysis: the names of their columns."""
+
+    @property
+    def elements(self) -> tuple[str, ...]:
+        """The elements (cell names) whose forces were archived, in column order."""
+        if "element_names" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["element_names"][()])
+
+    @property
+    def element_components(self) -> tuple[str, ...]:
+        """The components of each element's columns (N VY VZ, then MT MFY MFZ)."""
+        if "element_components" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["element_components"][()])
+
+    @property
+    def reactions(self) -> tuple[str, ...]:
+        """The reactions archived, "NODE FX" ... in column order."""
+        if "reaction_names" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._group["reaction_names"][()])
+
+    def _named_column(self, quantity: str, name: str, component: str) -> tuple[h5py.Dataset,
+                                                                              int]:
+        """The dataset and column of an element force (``name`` a cell) or a reaction
+        (``name`` a node)."""
+        if quantity not in ("element_force", "reaction"):
+            raise PostproError(f"unknown quantity '{quantity}' (known: element_force, "
+                               f"reaction)")
+        if quantity not in self._group:
+            lacking = "elements" if quantity == "element_force" else "imposed dofs"
+            raise PostproError(f"{self._where} did not archive '{quantity}' (not in its "
+                               f"fields, or a model without {lacking})")
+        dataset = self._group[quantity]
+        if quantity == "element_force":
+            elements, components = self.elements, self.element_components
+            if name not in elements:
+                raise PostproError(f"{self._where}: no element '{name}' (elements: "
+                                   f"{_listing(elements)})")
+            if component not in components:
+                raise PostproError(f"{self._where}: element force component '{component}' "
+                                   f"unknown (components: {_listing(components)})")
+            return dataset, elements.index(name) * len(components) + components.index(component)
+        names = self.reactions
+        key = f"{name} {component}"
+        if key not in names:
+            nodes = sorted({n.rsplit(' ', 1)[0] for n in names})
+            raise PostproError(f"{self._where}: no reaction {key} (reactions at the imposed "
+                               f"dofs of nodes {_listing(nodes)}: FX FY FZ MX MY MZ)")
+        return dataset, names.index(key)
+
+
+class _SampledAnalysis(_ForceColumns, Analysis):
     """An analysis whose fields are sampled along one axis (time or frequency)."""
 
     _axis_name = "time"
@@ -298,57 +352,6 @@ class _SampledAnalysis(Analysis):
                                f"archived: {axis[below]:.12g} and {axis[above]:.12g} {unit}); "
                                "ask for interpolation to read between them")
         return below, above, (x - axis[below]) / (axis[above] - axis[below])
-
-    # -- element forces and reactions ------------------------------------------------------
-    @property
-    def elements(self) -> tuple[str, ...]:
-        """The elements (cell names) whose forces were archived, in column order."""
-        if "element_names" not in self._group:
-            return ()
-        return tuple(_text(n) for n in self._group["element_names"][()])
-
-    @property
-    def element_components(self) -> tuple[str, ...]:
-        """The components of each element's columns (N VY VZ, then MT MFY MFZ)."""
-        if "element_components" not in self._group:
-            return ()
-        return tuple(_text(n) for n in self._group["element_components"][()])
-
-    @property
-    def reactions(self) -> tuple[str, ...]:
-        """The reactions archived, "NODE FX" ... in column order."""
-        if "reaction_names" not in self._group:
-            return ()
-        return tuple(_text(n) for n in self._group["reaction_names"][()])
-
-    def _named_column(self, quantity: str, name: str, component: str) -> tuple[h5py.Dataset,
-                                                                              int]:
-        """The dataset and column of an element force (``name`` a cell) or a reaction
-        (``name`` a node)."""
-        if quantity not in ("element_force", "reaction"):
-            raise PostproError(f"unknown quantity '{quantity}' (known: element_force, "
-                               f"reaction)")
-        if quantity not in self._group:
-            lacking = "elements" if quantity == "element_force" else "imposed dofs"
-            raise PostproError(f"{self._where} did not archive '{quantity}' (not in its "
-                               f"fields, or a model without {lacking})")
-        dataset = self._group[quantity]
-        if quantity == "element_force":
-            elements, components = self.elements, self.element_components
-            if name not in elements:
-                raise PostproError(f"{self._where}: no element '{name}' (elements: "
-                                   f"{_listing(elements)})")
-            if component not in components:
-                raise PostproError(f"{self._where}: element force component '{component}' "
-                                   f"unknown (components: {_listing(components)})")
-            return dataset, elements.index(name) * len(components) + components.index(component)
-        names = self.reactions
-        key = f"{name} {component}"
-        if key not in names:
-            nodes = sorted({n.rsplit(' ', 1)[0] for n in names})
-            raise PostproError(f"{self._where}: no reaction {key} (reactions at the imposed "
-                               f"dofs of nodes {_listing(nodes)}: FX FY FZ MX MY MZ)")
-        return dataset, names.index(key)
 
     def read_forces(self, quantity: str, pairs, i0: int, i1: int):
         """Rows ``i0:i1`` of some element forces (``pairs`` of (cell, component)) or
@@ -755,7 +758,36 @@ class ModalAnalysis(Analysis):
     damping_ratio = _array("damping_ratio", "−Re λ / |λ|, shape (m,), dimensionless.")
 
 
+class StaticAnalysis(_ForceColumns, Analysis):
+    """A linear static response (kind ``static``): K u = F with the imposed values.
+
+    ``displacement`` (ndof,), and when the model has them ``element_force`` and ``reaction``
+    with the datasets that name their columns, as a transient analysis' rows.
+    """
+
+    def displacement(self) -> np.ndarray:
+        """u on every dof (m, rad for rotations), shape (ndof,)."""
+        self._require_readable()
+        return self._dataset("displacement")[()]
+
+    def value(self, node: str, component: str) -> float:
+        """The displacement of one dof (m, or rad)."""
+        self._require_readable()
+        return self._dataset("displacement")[self._results.dof(node, component)].item()
+
+    def element_force(self, element: str, component: str) -> float:
+        """The internal force of one element (N, N.m), in its frame (see transient)."""
+        dataset, column = self._named_column("element_force", element, component)
+        return dataset[column].item()
+
+    def reaction(self, node: str, component: str) -> float:
+        """The reaction at an imposed dof (FX FY FZ in N, MX MY MZ in N.m)."""
+        dataset, column = self._named_column("reaction", node, component)
+        return dataset[column].item()
+
+
 _ANALYSIS_CLASSES = {
+    "static": StaticAnalysis,
     "transient": TransientAnalysis,
     "harmonic": HarmonicAnalysis,
     "modes": ModalAnalysis,

@@ -17,17 +17,19 @@ import numpy as np
 from postpro import layout
 from postpro.energy import energy_balance_error, link_force_error
 from postpro.errors import CheckSpecError, PostproError
-from postpro.results import ModalAnalysis, Results, TransientAnalysis
+from postpro.results import ModalAnalysis, Results, StaticAnalysis, TransientAnalysis
 
 COMPONENTS = ("DX", "DY", "DZ", "DRX", "DRY", "DRZ")
 MODAL_QUANTITIES = ("frequency", "damped_frequency", "damping_ratio", "generalized_mass")
 
 # quantity -> (locator keys it requires, locator keys it accepts)
 QUANTITIES = {
-    **{field: (("node", "component", "time"), ("interpolate",)) for field in layout.FIELDS},
+    # time: required on a transient analysis, refused on a static one (checked with the
+    # study, which knows the analysis' kind)
+    **{field: (("node", "component"), ("time", "interpolate")) for field in layout.FIELDS},
     **{name: (("mode",), ()) for name in MODAL_QUANTITIES},
-    "element_force": (("element", "component", "time"), ("interpolate",)),
-    "reaction": (("node", "component", "time"), ("interpolate",)),
+    "element_force": (("element", "component"), ("time", "interpolate")),
+    "reaction": (("node", "component"), ("time", "interpolate")),
     "event_time": (("event",), ("link", "kind")),
     "energy_balance_error": ((), ()),
     "link_force_error": (("link",), ()),
@@ -259,6 +261,17 @@ def _require(analysis, spec: CheckSpec, cls, kinds: str):
 
 def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
     """The computed value of one check and its short location (``t=0.19``, ``mode=1``)."""
+    if isinstance(analysis, StaticAnalysis) and spec.quantity in layout.FIELDS + (
+            "element_force", "reaction"):
+        if spec.quantity == "displacement":
+            return analysis.value(spec.node, spec.component), "static"
+        if spec.quantity == "element_force":
+            return analysis.element_force(spec.element, spec.component), "static"
+        if spec.quantity == "reaction":
+            return analysis.reaction(spec.node, spec.component), "static"
+    if spec.time is None and spec.quantity in layout.FIELDS + ("element_force", "reaction"):
+        raise PostproError(f"quantity '{spec.quantity}' of a {analysis.kind} analysis needs "
+                           f"a time")
     if spec.quantity in layout.FIELDS:
         _require(analysis, spec, TransientAnalysis, "transient")
         value = analysis.value_at(spec.quantity, spec.node, spec.component, spec.time,

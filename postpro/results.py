@@ -13,12 +13,12 @@ import numpy as np
 
 from postpro import layout
 from postpro.analyses import (_ANALYSIS_CLASSES, BLOCK_ROWS, Analysis, HarmonicAnalysis,
-                              ModalAnalysis, TransientAnalysis, _decode_table, _listing, _text,
-                              bounded)
+                              ModalAnalysis, StaticAnalysis, TransientAnalysis, _decode_table,
+                              _listing, _text, bounded)
 from postpro.errors import PostproError
 
 __all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis", "Results",
-           "TransientAnalysis", "open"]
+           "StaticAnalysis", "TransientAnalysis", "open"]
 
 #: optional (m, 2) node indices of the SEG2 cells; files of format version 1 may lack it
 CELLS = "mesh/cells"

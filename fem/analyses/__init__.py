@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import complex_modes, harmonic, modes, transient
+from fem.analyses import complex_modes, harmonic, modes, static, transient
 
 #: (kind, basis) -> runner
 RUNNERS = {
@@ -20,6 +20,7 @@ RUNNERS = {
     ("complex_modes", "physical"): complex_modes.run,
     ("harmonic", "physical"): harmonic.run,
     ("harmonic", "modal"): harmonic.run,
+    ("static", "physical"): static.run,
 }
 
 

@@ -54,6 +54,9 @@ def _analysis(t: Table, i, loads, links, functions) -> AnalysisSpec:
         p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
     elif kind == "transient":
         _transient(t, p, loads, links)
+    elif kind == "static":
+        p["loads"] = _loads_subset(t, loads)
+        p["time"] = t.float("time", None)
     else:
         _harmonic(t, p, loads)
     t.done()
@@ -264,9 +267,12 @@ def _check_function_domains(analyses, loads, imposed, relations, functions):
     """Every function a transient analysis evaluates must be defined over its time span."""
     users = [(c.function, f"{c.where}.function") for c in list(imposed) + list(relations)]
     for a in analyses:
-        if a.kind != "transient":
+        if a.kind == "static" and a.params["time"] is not None:
+            start = end = a.params["time"]
+        elif a.kind != "transient":
             continue
-        start, end = a.params["start"], a.params["end"]
+        else:
+            start, end = a.params["start"], a.params["end"]
         named = [(ld.function, f"{ld.where}.function") for ld in loads
                  if ld.name in a.params["loads"]]
         for name, key in users + named:
@@ -306,7 +312,9 @@ def _checks(raw, analyses):
                              f"(analyses: {', '.join(sorted(by_name)) or 'none'})")
         else:
             a = by_name[s.analysis]
-        kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else ("transient",)
+        kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else \
+            ("transient", "static") if s.quantity in ("displacement",) + FORCE_FIELDS else \
+            ("transient",)
         if a.kind not in kinds:
             raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
                              f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
@@ -320,6 +328,13 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
                              f"fields")
+        if a.kind == "static" and (s.time is not None or s.interpolate):
+            raise StudyError(f"check[{i + 1}].{'time' if s.time is not None else 'interpolate'}"
+                             f": analysis '{a.name}' is static: its checks take no time")
+        if a.kind == "transient" and s.time is None and \
+                s.quantity in FIELDS + FORCE_FIELDS:
+            raise StudyError(f"check[{i + 1}]: missing key 'time' (quantity '{s.quantity}' of "
+                             f"a transient analysis needs node or element, component and time)")
         if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],
                                                                          a.params["end"]):
             raise StudyError(f"check[{i + 1}].time: {s.time:g} s is outside analysis "
