@@ -484,9 +484,9 @@ def test_check_defaults():
       "reference": 1.0},
      "check[3].mode: not used with quantity 'displacement' (it takes node, component, time, "
      "interpolate)"),
-    ({"quantity": "displacement", "node": "N3", "component": "DX", "reference": 1.0},
-     "check[3]: missing key 'time' (quantity 'displacement' needs quantity, reference, node, "
-     "component, time)"),
+    ({"quantity": "displacement", "node": "N3", "reference": 1.0},
+     "check[3]: missing key 'component' (quantity 'displacement' needs quantity, reference, "
+     "node, component)"),
     ({"quantity": "velocity", "node": "N3", "component": "DQ", "time": 0.1, "reference": 1.0},
      "check[3].component: unknown component \"DQ\" (known: DX, DY, DZ, DRX, DRY, DRZ)"),
     ({"quantity": "frequency", "mode": 1, "reference": 1.0, "absolute": "yes"},
@@ -536,6 +536,9 @@ def test_check_spec_error_for_a_non_array():
      r"check\[2\]: '.*' holds 6 analyses; name one of"),
     ({"analysis": "broken", "quantity": "displacement", "node": "N3", "component": "DX",
       "time": 0.0, "reference": 0.0}, r"check\[2\]: analysis 'broken' .* failed: singular"),
+    ({"analysis": "newmark", "quantity": "displacement", "node": "N3", "component": "DX",
+      "reference": 0.0},
+     r"check\[2\]: quantity 'displacement' of a transient analysis needs a time"),
 ])
 def test_evaluation_errors_name_the_check(results, table, message):
     specs = parse_checks([CHECKS[0], table])
