@@ -259,3 +259,57 @@ def test_fem_post_series_writes_element_forces_and_reactions(tmp_path, capsys):
         np.testing.assert_array_equal(table[:, 7], run.reaction("N1", "FX")[1])
     assert main(["post", "series", str(tmp_path / "r.h5"), "--element", "S1"]) == 2
     assert "give --field element_force" in capsys.readouterr().err
+
+
+HARMONIC = """
+[mesh.nodes]
+G = [0.0, 0.0, 0.0]
+A = [1.0, 0.0, 0.0]
+B = [2.0, 0.0, 0.0]
+[mesh.cells]
+GA = { type = "SEG2", nodes = ["G", "A"] }
+AB = { type = "SEG2", nodes = ["A", "B"] }
+[model]
+components = ["DX"]
+[[discrete]]
+cells = ["GA"]
+stiffness = 3.0e4
+damping = 20.0
+[[discrete]]
+cells = ["AB"]
+stiffness = 1.0e4
+damping = 5.0
+[[discrete]]
+nodes = ["A"]
+mass = 2.0
+[[discrete]]
+nodes = ["B"]
+mass = 1.0
+[[constraint]]
+nodes = ["G"]
+DX = 0.0
+[[load]]
+name = "shake"
+nodes = ["B"]
+FX = 10.0
+[[analysis]]
+name = "frf"
+kind = "harmonic"
+frequencies = [3.0, 17.0, 40.0]
+"""
+
+
+def test_harmonic_element_forces_and_reactions_are_complex_amplitudes(tmp_path):
+    """(K - w^2 M + i w C) U = F solved here; N = (k + i w c) du, R = -(k + i w c) u_A."""
+    with _run(HARMONIC, tmp_path) as results:
+        frf = results.analysis("frf")
+        forces = {c: frf.element_force(c, "N")[1] for c in ("GA", "AB")}
+        reaction = frf.reaction("G", "FX")[1]
+    for k, f in enumerate((3.0, 17.0, 40.0)):
+        w = 2 * math.pi * f
+        z1, z2 = 3.0e4 + 1j * w * 20.0, 1.0e4 + 1j * w * 5.0
+        Z = np.array([[z1 + z2 - w * w * 2.0, -z2], [-z2, z2 - w * w * 1.0]])
+        ua, ub = np.linalg.solve(Z, [0.0, 10.0])
+        assert forces["GA"][k] == pytest.approx(z1 * ua, rel=1e-10)
+        assert forces["AB"][k] == pytest.approx(z2 * (ub - ua), rel=1e-10)
+        assert reaction[k] == pytest.approx(-z1 * ua, rel=1e-10)

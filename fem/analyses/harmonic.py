@@ -14,7 +14,8 @@ Loads: the complex amplitude of each named load is its vector (N, N.m, real, so 
 phase); its time function is ignored. Imposed dofs are held at zero (imposed motion is not
 an excitation of this analysis). Results on all dofs: ``displacement`` U (m), ``velocity``
 i w U (m/s), ``acceleration`` -w^2 U (m/s^2), each (nf, ndof) complex128, for the fields
-asked, and ``frequency`` (nf,) Hz.
+asked, and ``frequency`` (nf,) Hz; ``element_force`` and ``reaction`` (complex amplitudes,
+columns named as in a transient analysis) unless ``fields`` leaves them out.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import scipy.sparse.linalg
 
 from fem.assembly import free_matrices
 from fem.errors import SolverError
+from fem.study.specs import FIELDS
+from postpro import layout
 
 #: complex values held in memory per block of frequencies before it is written
 BLOCK_VALUES = 4_000_000
@@ -53,11 +56,15 @@ def run(ctx, spec):
     t0 = time.perf_counter()
     aw = ctx.writer.analysis(spec.name, "harmonic", basis=p["basis"], parameters=p)
     aw.dataset("frequency", freq, "Hz")
-    fields = list(p["fields"])
+    fields = [f for f in p["fields"] if f in FIELDS]
     out = {f: aw.group.create_dataset(f, shape=(len(freq), model.size), dtype=np.complex128)
            for f in fields}
     for f, d in out.items():
         d.attrs["units"] = aw.field_units(f)
+    forces = _force_datasets(aw, model, p, len(freq))
+    Ffull = np.zeros(model.size)
+    for name in p["loads"]:
+        Ffull += model.loads[name].vector
     if p["basis"] == "modal":
         solve = _modal_solver(ctx.states[p["modes"]], M, K, C, F)
     else:
@@ -73,6 +80,17 @@ def run(ctx, spec):
                       "acceleration": -(w ** 2)[:, None] * U}
             for f in fields:
                 out[f][i0:i0 + len(f_blk)] = values[f]
+            rows = slice(i0, i0 + len(f_blk))
+            if "element_force" in forces:
+                E = model.elements
+                forces["element_force"][rows] = (E.stiffness @ U.T).T + \
+                    1j * w[:, None] * (E.damping @ U.T).T
+            if "reaction" in forces:
+                R = model.reactions
+                forces["reaction"][rows] = ((R.stiffness @ U.T).T
+                                            - (w ** 2)[:, None] * (R.mass @ U.T).T
+                                            + 1j * w[:, None] * (R.damping @ U.T).T
+                                            - Ffull[R.dofs][None, :])
             ctx.writer.file.flush()
     except SolverError as exc:
         aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0)
@@ -127,3 +145,26 @@ def _modal_solver(modes, M, K, C, F):
 def _singular(f):
     return (f"harmonic: the dynamic stiffness K - w^2 M + i w C is singular at {f:.6g} Hz "
             f"(an undamped resonance, or f = 0 with a rigid-body motion)")
+
+
+def _force_datasets(aw, model, p, count: int) -> dict:
+    """The complex amplitudes of the element forces, (Bk + i w Bc) U, and of the reactions,
+    (K - w^2 M + i w C) U - F on the imposed dofs' rows, with the datasets naming their
+    columns (as a transient analysis)."""
+    made = {}
+    elements, reactions = model.elements, model.reactions
+    if "element_force" in p["fields"] and elements.count:
+        d = aw.group.create_dataset("element_force", shape=(count, elements.width),
+                                    dtype=np.complex128)
+        d.attrs["units"] = layout.column_units_list(elements.units())
+        made["element_force"] = d
+        aw.dataset("element_names", np.asarray(elements.names, dtype=object))
+        aw.dataset("element_components", np.asarray(elements.components, dtype=object))
+    if "reaction" in p["fields"] and len(reactions.dofs):
+        d = aw.group.create_dataset("reaction", shape=(count, len(reactions.dofs)),
+                                    dtype=np.complex128)
+        d.attrs["units"] = layout.column_units_list(reactions.units(model.dofs))
+        made["reaction"] = d
+        aw.dataset("reaction_dofs", reactions.dofs)
+        aw.dataset("reaction_names", np.asarray(reactions.names, dtype=object))
+    return made

@@ -241,7 +241,12 @@ def _harmonic(t: Table, p: dict, loads):
     if p["basis"] == "modal":
         p["modes"] = t.str("modes")
     p["loads"] = _loads_subset(t, loads)
-    p["fields"] = [f for f in FIELDS if f in t.str_list("fields", list(FIELDS))]
+    known = FIELDS + FORCE_FIELDS
+    fields = t.str_list("fields", list(known))
+    for f in fields:
+        if f not in known:
+            raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(known)})")
+    p["fields"] = [f for f in known if f in fields]
 
 
 def _cross_check_analyses(analyses):

@@ -14,6 +14,8 @@ from postpro.results import BLOCK_ROWS, HarmonicAnalysis, TransientAnalysis
 
 #: the fields of forces (element forces, reactions), written after the nodal fields
 FORCES = ("element_force", "reaction")
+COMPONENTS = {"element_force": ("N", "VY", "VZ", "MT", "MFY", "MFZ"),
+              "reaction": ("FX", "FY", "FZ", "MX", "MY", "MZ")}
 
 DEFAULT_DIGITS = 12
 
@@ -44,16 +46,19 @@ def run(args) -> int:
         forces = [f for f in args.field if f in FORCES]
         if args.element and "element_force" not in forces:
             raise PostproError("--element: give --field element_force with it")
-        if forces and not isinstance(analysis, TransientAnalysis):
-            raise PostproError(f"{', '.join(forces)}: archived by transient analyses only")
+        if forces and not isinstance(analysis, (TransientAnalysis, HarmonicAnalysis)):
+            raise PostproError(f"{', '.join(forces)}: archived by transient and harmonic "
+                               f"analyses only")
         nodal = [f for f in args.field if f not in FORCES]
         fields = common.resolve_fields(analysis, nodal) if nodal or not forces else []
         dofs = common.resolve_dofs(results, args.node, args.component) if fields else []
         named = []
         for quantity in forces:
             names = args.element if quantity == "element_force" else args.node
+            # --component filters each quantity by the components that are its own
+            own = [c for c in args.component if c in COMPONENTS[quantity]]
             named += [(quantity, name, component) for name, component in
-                      analysis.force_pairs(quantity, names, args.component)]
+                      analysis.force_pairs(quantity, names, own)]
         with common.text_output(args.output) as stream:
             write_series(stream, analysis, fields, dofs, args.start, args.end, args.digits,
                          named=named)
@@ -103,11 +108,14 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
     """
     harmonic = isinstance(analysis, HarmonicAnalysis)
     i0, i1 = common.window(analysis, start, end)
-    titles = headers(analysis, fields, dofs) + [
-        f"{name} {component} {quantity} [{'N.m' if component.startswith('M') else 'N'}]"
-        for quantity, name, component in named]
+    titles = headers(analysis, fields, dofs)
+    for quantity, name, component in named:
+        unit = "N.m" if component.startswith("M") else "N"
+        titles += ([f"{name} {component} {quantity} amplitude [{unit}]",
+                    f"{name} {component} {quantity} phase [deg]"] if harmonic else
+                   [f"{name} {component} {quantity} [{unit}]"])
     stream.write(",".join(titles) + "\n")
-    width = 1 + len(fields) * len(dofs) * (2 if harmonic else 1) + len(named)
+    width = 1 + (len(fields) * len(dofs) + len(named)) * (2 if harmonic else 1)
     groups = {}
     for quantity, name, component in named:
         groups.setdefault(quantity, []).append((name, component))
@@ -120,9 +128,9 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
                   for quantity, pairs in groups.items()]
         count = min(len(axis) for axis, _ in parts)  # fields of an unfinished run may differ
         columns = [parts[0][0][:count]]
-        for k, (_, values) in enumerate(parts):
+        for _, values in parts:
             values = values[:count]
-            if harmonic and k < len(fields):
+            if harmonic:
                 pairs = np.stack([np.abs(values), np.degrees(np.angle(values))], axis=2)
                 columns.append(pairs.reshape(count, -1))
             else:
