@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("results")
     mesh = sub.add_parser("mesh", help="nodes, cells and groups of a mesh file")
     mesh.add_argument("mesh")
+    mesh.add_argument("--all", action="store_true",
+                      help="list every cell and group member (default: the first 20 of each)")
     schemes = sub.add_parser("schemes", help="the transient schemes and the link features "
                                              "each one offers")
     schemes.add_argument("--keys", action="store_true",
@@ -112,7 +114,7 @@ def main(argv=None) -> int:
         if args.command == "mesh":
             from fem.mesh import read
 
-            print(read(args.mesh).summary())
+            print(read(args.mesh).summary(None if args.all else 20))
             return EXIT_OK
         if args.command == "schemes":
             return _schemes(args.keys)

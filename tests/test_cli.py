@@ -190,8 +190,9 @@ def test_mesh_prints_nodes_cells_and_groups(capsys):
     assert "nodes: 3" in out
     assert "cells: 2 (SEG2: 2, POI1: 0)" in out
     assert "node groups: 2" in out and "cell groups: 1" in out
-    for group, size in (("CLAMP", 1), ("MASSES", 2), ("SPRINGS", 2)):
-        assert f"{group}: {size}" in out
+    for group, members in (("CLAMP", "N1"), ("MASSES", "N2 N3"), ("SPRINGS", "AC CB")):
+        assert f"{group} ({len(members.split())}): {members}" in out
+    assert "AC: SEG2 N1 N2" in out and "CB: SEG2 N2 N3" in out
 
 
 def test_mesh_of_a_missing_file_exits_2(tmp_path, capsys):

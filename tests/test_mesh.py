@@ -432,8 +432,13 @@ def test_summary():
     assert lines[0] == f"mesh {MESHES / 'chain3.med'}"
     assert "  nodes: 3" in lines
     assert "  cells: 5 (SEG2: 2, POI1: 3)" in lines
-    assert lines[3:6] == ["  node groups: 2", "    CLAMP: 1", "    MASSES: 2"]
-    assert lines[6] == "  cell groups: 5" and "    SPRINGS: 2" in lines[7:]
+    assert lines[3:8] == ["    M1: POI1 N1", "    M2: POI1 N2", "    M3: POI1 N3",
+                          "    M4: SEG2 N1 N2", "    M5: SEG2 N2 N3"]
+    assert lines[8:11] == ["  node groups: 2", "    CLAMP (1): N1", "    MASSES (2): N2 N3"]
+    assert lines[11] == "  cell groups: 5" and "    SPRINGS (2): M4 M5" in lines[12:]
+    short = read(MESHES / "chain3.med").summary(listed=2).splitlines()
+    assert short[3:6] == ["    M1: POI1 N1", "    M2: POI1 N2", "    ... 3 more (fem mesh --all)"]
+    assert "    SPRINGS (2): M4 M5" in short and "    MASSES (2): N2 N3" in short
 
 
 def test_mesh_lookups_name_the_mesh():

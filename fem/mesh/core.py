@@ -126,16 +126,29 @@ class Mesh:
             source=f"{self.source} + {other.source}",
         )
 
-    def summary(self) -> str:
-        """A few lines describing the mesh (used by ``fem mesh``)."""
+    def summary(self, listed: int | None = 20) -> str:
+        """What ``fem mesh`` prints: counts, then the cells by name (type and nodes) and the
+        groups by name with their members; at most ``listed`` entries of each list (None:
+        every one)."""
         nseg = int(np.sum(self.cell_type == SEG2))
         npoi = int(np.sum(self.cell_type == POI1))
         lines = [f"mesh {self.source}", f"  nodes: {self.node_count}",
                  f"  cells: {self.cell_count} (SEG2: {nseg}, POI1: {npoi})"]
-        for title, groups in (("node groups", self.node_groups), ("cell groups", self.cell_groups)):
+        shown = range(self.cell_count if listed is None else min(listed, self.cell_count))
+        for c in shown:
+            kind = "SEG2" if self.cell_type[c] == SEG2 else "POI1"
+            nodes = [self.node_names[i] for i in self.connectivity[c] if i >= 0]
+            lines.append(f"    {self.cell_names[c]}: {kind} {' '.join(nodes)}")
+        if len(shown) < self.cell_count:
+            lines.append(f"    ... {self.cell_count - len(shown)} more (fem mesh --all)")
+        for title, groups, names in (("node groups", self.node_groups, self.node_names),
+                                     ("cell groups", self.cell_groups, self.cell_names)):
             lines.append(f"  {title}: {len(groups)}")
             for name, idx in sorted(groups.items()):
-                lines.append(f"    {name}: {len(idx)}")
+                members = [names[i] for i in idx[:listed]] if listed is not None else \
+                    [names[i] for i in idx]
+                more = f" ... {len(idx) - len(members)} more" if len(members) < len(idx) else ""
+                lines.append(f"    {name} ({len(idx)}): {' '.join(members)}{more}")
         return "\n".join(lines)
 
 
