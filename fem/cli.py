@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_sweep(sub):
+    from postpro.jobs.common import positive_int
+
     sweep = sub.add_parser(
         "sweep", help="run variants of a study (a grid, lists in step or random draws) and "
                       "tabulate them (docs/sweeps.md)")
@@ -59,13 +61,13 @@ def _add_sweep(sub):
                             "repeatable")
     sweep.add_argument("--zip", action="store_true",
                        help="take the lists in step instead of their full product")
-    sweep.add_argument("--random", type=_count, metavar="N",
+    sweep.add_argument("--random", type=positive_int, metavar="N",
                        help="N random draws of the parameters instead of a grid")
     sweep.add_argument("--seed", type=int, help="seed of the random draws")
     sweep.add_argument("--out", "-o", required=True, metavar="DIR",
                        help="sweep folder: results files, table, definition")
     where = sweep.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_count, metavar="N",
+    where.add_argument("--workers", type=positive_int, metavar="N",
                        help="run on a local Dask cluster of N worker processes")
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="run on a Dask cluster: scheduler address or scheduler file")
@@ -73,17 +75,6 @@ def _add_sweep(sub):
                        help="tabulate the largest |u| of this dof in each transient analysis; "
                             "repeatable")
     sweep.add_argument("--quiet", "-q", action="store_true", help="print errors only")
-
-
-def _count(text: str) -> int:
-    """argparse type of --random and --workers: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
-    return value
 
 
 def _step_count(text: str) -> int:
