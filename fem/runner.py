@@ -91,6 +91,11 @@ def input_files(study: Study) -> list[tuple[Path, str]]:
     files = [(Path(study.path), "the study file")]
     if study.mesh.file is not None:
         files.append((Path(study.mesh.file), "the study's mesh file (mesh.file)"))
+    for a in study.analyses:
+        initial = a.params.get("initial") or {}
+        if "file" in initial:
+            files.append((Path(initial["file"]), f"the results file {a.where}.initial.file "
+                                                 f"restarts from"))
     for name, function in study.functions.items():
         path = getattr(function, "path", None)
         if path is not None:

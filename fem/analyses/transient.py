@@ -161,6 +161,8 @@ def initial_state(ctx, spec) -> State | None:
     init = spec.get("initial")
     if init is None:
         return None
+    if "file" in init:
+        return _state_from_file(ctx.model, init, f"{spec.where}.initial")
     t_end, state = ctx.states[init["analysis"]]
     t = init.get("time")
     if t is None or abs(t - t_end) <= 1e-12 * max(1.0, abs(t_end)):
@@ -177,6 +179,56 @@ def initial_state(ctx, spec) -> State | None:
                              f"archive its {f}")
     free = ctx.model.constraints.free
     return State(group["displacement"][k][free], group["velocity"][k][free], None)
+
+
+def _state_from_file(model, init, where) -> State:
+    """The state at ``init["time"]`` of analysis ``init["analysis"]`` in the results file
+    ``init["file"]``, on the free dofs; the file's dofs must be this model's."""
+    import h5py
+
+    path, name, t = init["file"], init["analysis"], init["time"]
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise StudyError(f"{where}.file: cannot read {path} as a results file ({exc})") from None
+    with f:
+        if f.attrs.get("format") != layout.FORMAT:
+            raise StudyError(f"{where}.file: {path} is not a fem results file")
+        nodes = [n.decode() if isinstance(n, bytes) else str(n) for n in f[layout.NODE_NAMES]]
+        theirs = [(nodes[int(i)], c.decode() if isinstance(c, bytes) else str(c))
+                  for i, c in zip(f[layout.DOF_NODE][()], f[layout.DOF_COMPONENT][()])]
+        names = model.mesh.node_names
+        ours = [(names[int(i)], str(c)) for i, c in zip(model.dofs.dof_node,
+                                                         model.dofs.dof_component)]
+        if theirs != ours:
+            if len(theirs) != len(ours):
+                detail = f"it has {len(theirs)} dofs, this model {len(ours)}"
+            else:
+                k = next(k for k in range(len(ours)) if theirs[k] != ours[k])
+                detail = (f"its dof {k + 1} is {' '.join(theirs[k])}, this model's "
+                          f"{' '.join(ours[k])}")
+            raise StudyError(f"{where}.file: {path} is not a results file of this model "
+                             f"({detail})")
+        group = f.get(f"{layout.ANALYSES}/{name}")
+        if group is None or group.attrs.get("kind") != "transient":
+            raise StudyError(f"{where}.analysis: {path} holds no transient analysis '{name}'")
+        if "dofs" in group:
+            raise StudyError(f"{where}.analysis: '{name}' of {path} recombined some nodes "
+                             f"only; a restart needs the motion of every dof")
+        for field in ("displacement", "velocity"):
+            if field not in group:
+                raise StudyError(f"{where}.analysis: '{name}' of {path} did not archive its "
+                                 f"{field}")
+        times = group["time"][()]
+        rows = min(len(times), group["displacement"].shape[0], group["velocity"].shape[0])
+        k = int(np.argmin(np.abs(times[:rows] - t))) if rows else -1
+        if k < 0 or abs(times[k] - t) > 1e-9 * max(1.0, abs(t)):
+            raise StudyError(f"{where}.time: {t:g} s is not an archived instant of '{name}' "
+                             f"in {path}")
+        # the state after an event archived twice: the last row at that instant
+        k = int(np.searchsorted(times[:rows], times[k], "right")) - 1
+        free = model.constraints.free
+        return State(group["displacement"][k][free], group["velocity"][k][free], None)
 
 
 def _event_rows(events, extra):

@@ -39,7 +39,7 @@ def _steps(t: Table):
     return out
 
 
-def _analysis(t: Table, i, loads, links, functions) -> AnalysisSpec:
+def _analysis(t: Table, i, loads, links, functions, base=None) -> AnalysisSpec:
     kind = t.str("kind", choices=ANALYSIS_KINDS)
     name = t.str("name", f"{kind}{i + 1}")
     p: dict = {}
@@ -53,7 +53,7 @@ def _analysis(t: Table, i, loads, links, functions) -> AnalysisSpec:
             p["count"] = 10
         p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
     elif kind == "transient":
-        _transient(t, p, loads, links)
+        _transient(t, p, loads, links, base)
     elif kind == "static":
         p["loads"] = _loads_subset(t, loads)
         p["time"] = t.float("time", None)
@@ -103,7 +103,7 @@ def _fits_in_memory(t: Table, key: str, count: float):
                            f"longer step or split the analysis in time")
 
 
-def _transient(t: Table, p: dict, loads, links):
+def _transient(t: Table, p: dict, loads, links, base=None):
     basis = t.str("basis", "physical", choices=catalog.BASES)
     p["basis"] = basis
     schemes = catalog.schemes(basis)
@@ -113,7 +113,11 @@ def _transient(t: Table, p: dict, loads, links):
                                 f"(expected one of: {', '.join(schemes)})")
     p["scheme"] = scheme
     row = catalog.info(basis, scheme)
-    p["start"] = t.float("start", 0.0)
+    init = t.table("initial", None)
+    if init is not None:
+        p["initial"] = _initial(init, base)
+    # a restart starts where its initial state is, unless told otherwise
+    p["start"] = t.float("start", (p.get("initial") or {}).get("time") or 0.0)
     p["end"] = t.float("end")
     if p["end"] <= p["start"]:
         raise t.error("end", f"must be greater than start ({p['start']:g}), got {p['end']:g}")
@@ -149,10 +153,6 @@ def _transient(t: Table, p: dict, loads, links):
     elif row.needs_step:
         raise t.missing("step", f"missing (required for scheme '{scheme}'; or give steps)")
     p["loads"] = _loads_subset(t, loads)
-    init = t.table("initial", None)
-    if init is not None:
-        p["initial"] = {"analysis": init.str("analysis"), "time": init.float("time", None)}
-        init.done()
     link_names = t.str_list("links", [])
     known = [lk.name for lk in links]
     for n in link_names:
@@ -261,7 +261,7 @@ def _cross_check_analyses(analyses):
                 raise StudyError(f"{a.where}.modes: analysis '{ref}' is of kind {other.kind}, "
                                  f"not modes")
         init = a.params.get("initial")
-        if init is not None:
+        if init is not None and "file" not in init:
             other = by_name.get(init["analysis"])
             if other is None or other.index >= a.index or other.kind != "transient":
                 raise StudyError(f"{a.where}.initial.analysis: no transient analysis named "
@@ -372,3 +372,43 @@ def _unarchived(p: dict, t: float):
     if abs(t - before) <= tol or abs(t - after) <= tol or abs(t - end) <= tol:
         return None
     return before, after
+
+
+def _initial(t: Table, base) -> dict:
+    """``initial = { analysis, time, file }``: an earlier transient analysis of this study,
+    or of the results file ``file`` (relative to the study's folder; its time defaults to
+    the last instant that analysis archived)."""
+    init = {"analysis": t.str("analysis"), "time": t.float("time", None)}
+    name = t.str("file", None)
+    t.done()
+    if name is None:
+        return init
+    from pathlib import Path
+
+    path = Path(name)
+    path = path if path.is_absolute() or base is None else Path(base) / path
+    init["file"] = path
+    if init["time"] is None:
+        init["time"] = _last_instant(path, init["analysis"], t.key("file"))
+    return init
+
+
+def _last_instant(path, analysis: str, where: str) -> float:
+    """The last archived instant of ``analysis`` in the results file ``path``."""
+    import h5py
+
+    if not path.is_file():
+        raise StudyError(f"{where}: results file {path} not found")
+    try:
+        with h5py.File(path, "r") as f:
+            group = f.get(f"analyses/{analysis}")
+            if group is None or "time" not in group:
+                raise StudyError(f"{where}: {path} holds no transient analysis "
+                                 f"'{analysis}'")
+            times = group["time"]
+            if not times.shape[0]:
+                raise StudyError(f"{where}: analysis '{analysis}' of {path} archived no "
+                                 f"instant")
+            return float(times[times.shape[0] - 1])
+    except OSError as exc:
+        raise StudyError(f"{where}: cannot read {path} as a results file ({exc})") from None

@@ -93,7 +93,7 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     initial = tuple(_initial(t, components) for t in root.tables("initial"))
     links = tuple(_link(t, i, components) for i, t in enumerate(root.tables("link")))
     _unique([lk.name for lk in links], "link", "name")
-    analyses = tuple(_analysis(t, i, loads, links, functions)
+    analyses = tuple(_analysis(t, i, loads, links, functions, base)
                      for i, t in enumerate(root.tables("analysis")))
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
