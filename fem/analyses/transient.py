@@ -168,16 +168,26 @@ def initial_state(ctx, spec) -> State | None:
     if t is None or abs(t - t_end) <= 1e-12 * max(1.0, abs(t_end)):
         return state.copy()
     group = ctx.writer.file[layout.ANALYSES][init["analysis"]]
-    times = group["time"][:]
-    k = int(np.argmin(np.abs(times - t)))
-    if abs(times[k] - t) > 1e-9 * max(1.0, abs(t)):
-        raise StudyError(f"{spec.where}.initial.time: {t:g} s is not an archived instant of "
-                         f"analysis '{init['analysis']}'")
-    for f in ("displacement", "velocity"):
-        if f not in group:
-            raise StudyError(f"{spec.where}.initial: analysis '{init['analysis']}' did not "
-                             f"archive its {f}")
-    free = ctx.model.constraints.free
+    return _archived_state(group, t, ctx.model, f"{spec.where}.initial",
+                           f"analysis '{init['analysis']}'")
+
+
+def _archived_state(group, t: float, model, where: str, what: str) -> State:
+    """The state at the archived instant ``t`` of a transient analysis' group, on the free
+    dofs (at an instant archived twice, before and after an event: the state after it)."""
+    if "dofs" in group:
+        raise StudyError(f"{where}: {what} recombined some nodes only; starting from it needs "
+                         f"the motion of every dof")
+    for field in ("displacement", "velocity"):
+        if field not in group:
+            raise StudyError(f"{where}: {what} did not archive its {field}")
+    times = group["time"][()]
+    rows = min(len(times), group["displacement"].shape[0], group["velocity"].shape[0])
+    k = int(np.argmin(np.abs(times[:rows] - t))) if rows else -1
+    if k < 0 or abs(times[k] - t) > 1e-9 * max(1.0, abs(t)):
+        raise StudyError(f"{where}.time: {t:g} s is not an archived instant of {what}")
+    k = int(np.searchsorted(times[:rows], times[k], "right")) - 1
+    free = model.constraints.free
     return State(group["displacement"][k][free], group["velocity"][k][free], None)
 
 
@@ -212,23 +222,7 @@ def _state_from_file(model, init, where) -> State:
         group = f.get(f"{layout.ANALYSES}/{name}")
         if group is None or group.attrs.get("kind") != "transient":
             raise StudyError(f"{where}.analysis: {path} holds no transient analysis '{name}'")
-        if "dofs" in group:
-            raise StudyError(f"{where}.analysis: '{name}' of {path} recombined some nodes "
-                             f"only; a restart needs the motion of every dof")
-        for field in ("displacement", "velocity"):
-            if field not in group:
-                raise StudyError(f"{where}.analysis: '{name}' of {path} did not archive its "
-                                 f"{field}")
-        times = group["time"][()]
-        rows = min(len(times), group["displacement"].shape[0], group["velocity"].shape[0])
-        k = int(np.argmin(np.abs(times[:rows] - t))) if rows else -1
-        if k < 0 or abs(times[k] - t) > 1e-9 * max(1.0, abs(t)):
-            raise StudyError(f"{where}.time: {t:g} s is not an archived instant of '{name}' "
-                             f"in {path}")
-        # the state after an event archived twice: the last row at that instant
-        k = int(np.searchsorted(times[:rows], times[k], "right")) - 1
-        free = model.constraints.free
-        return State(group["displacement"][k][free], group["velocity"][k][free], None)
+        return _archived_state(group, t, model, where, f"'{name}' of {path}")
 
 
 def _event_rows(events, extra):
