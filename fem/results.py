@@ -38,7 +38,7 @@ class ResultsWriter:
     _memory_files = 0
 
     def __init__(self, path, *, title: str, study_source: str, node_names, coordinates,
-                 dof_node, dof_component, dof_imposed):
+                 dof_node, dof_component, dof_imposed, cells=None, cell_names=None):
         # The low bound v108 keeps the superblock below version 3: a version 3 superblock
         # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
         # file of a killed run could not be opened again, even read-only.
@@ -69,6 +69,11 @@ class ResultsWriter:
         f.create_dataset(layout.DOF_COMPONENT, data=np.asarray(dof_component, dtype=object),
                          dtype=_STR)
         f.create_dataset(layout.DOF_IMPOSED, data=np.asarray(dof_imposed, bool))
+        if cells is not None and len(cells):
+            # the SEG2 cells (springs and dampers as lines in a ParaView export) and names
+            f.create_dataset(layout.CELLS, data=np.asarray(cells, np.int64).reshape(-1, 2))
+            f.create_dataset(layout.CELL_NAMES, data=np.asarray(cell_names, dtype=object),
+                             dtype=_STR)
         f.create_group(layout.ANALYSES, track_order=True)
         self.ndof = len(dof_node)
         self.components = np.asarray(dof_component, dtype=object)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+
+import numpy as np
 from pathlib import Path
 
 from fem.analyses import RUNNERS, Context
@@ -142,6 +144,14 @@ def check_output(output: Path, study: Study):
         raise StudyError(f"output: {output}: {exc.strerror or exc}") from None
 
 
+def _seg2(mesh) -> dict:
+    """The SEG2 cells of the mesh for the results file: connectivity and names."""
+    from fem.mesh import SEG2
+
+    seg = np.flatnonzero(mesh.cell_type == SEG2)
+    return {"cells": mesh.connectivity[seg], "cell_names": [mesh.cell_names[c] for c in seg]}
+
+
 def run_study(path, out=None, *, log=None, progress: bool = False,
               max_steps: int | None = None, memory: bool = False) -> RunReport:
     """Run every analysis of the study at ``path`` (or of a validated :class:`Study`); see
@@ -180,7 +190,8 @@ def _run(path, out, log, progress, memory) -> RunReport:
                                node_names=model.mesh.node_names,
                                coordinates=model.mesh.coordinates, dof_node=model.dofs.dof_node,
                                dof_component=model.dofs.dof_component,
-                               dof_imposed=model.constraints.imposed | model.constraints.slaves)
+                               dof_imposed=model.constraints.imposed | model.constraints.slaves,
+                               **_seg2(model.mesh))
     except OSError as exc:
         if partial is None:
             raise StudyError(f"cannot make the in-memory results file: {exc}") from None

@@ -20,8 +20,8 @@ from postpro.errors import PostproError
 __all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis", "Results",
            "StaticAnalysis", "TransientAnalysis", "open"]
 
-#: optional (m, 2) node indices of the SEG2 cells; files of format version 1 may lack it
-CELLS = "mesh/cells"
+#: optional (m, 2) node indices of the SEG2 cells (files written before fem wrote them lack it)
+CELLS = layout.CELLS
 
 
 def open(path, require_complete: bool = False, allow_incomplete: bool = False) -> "Results":

@@ -758,3 +758,27 @@ def test_fem_post_entry_point_returns_the_exit_code(synthetic, tmp_path):
                                  "DY", "--start", "0.5", "--end", "0.5"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.splitlines()[1] == "0.5,0.25"
+
+
+def test_a_run_stores_its_seg2_cells_and_the_export_draws_them_as_lines(capsys, tmp_path):
+    """fem run writes the SEG2 cells of the mesh (the chain3 mesh: AC = N1-N2, CB = N2-N3),
+    and the ParaView export of its file reads back with meshio as two lines."""
+    import meshio
+
+    from fem.cli import main as fem_main
+
+    study = Path(__file__).resolve().parents[1] / "studies" / "v3_chain3.toml"
+    results = tmp_path / "v3.h5"
+    assert fem_main(["run", str(study), "--out", str(results), "--quiet"]) == 0
+    with h5py.File(results, "r") as f:
+        names = [n.decode() for n in f["mesh/node_names"][()]]
+        cells = [[names[i] for i in row] for row in f["mesh/cells"][()]]
+        assert cells == [["N1", "N2"], ["N2", "N3"]]
+        assert [n.decode() for n in f["mesh/cell_names"][()]] == ["AC", "CB"]
+    out = tmp_path / "export" / "lines.xmf"
+    out.parent.mkdir()
+    code, _, _ = post(capsys, "export", results, "--analysis", "newmark", "--every", "500",
+                      "-o", out)
+    assert code == 0
+    points, blocks = meshio.xdmf.TimeSeriesReader(out).read_points_cells()
+    assert blocks[0].type == "line" and blocks[0].data.tolist() == [[0, 1], [1, 2]]
