@@ -186,13 +186,13 @@ class Study:
                                  f"{', '.join(known)})")
         data = copy.deepcopy(self._data)
         blocks = {b.get("name"): b for b in data.get("analysis", [])}
-        keep, todo = set(), list(names)
-        while todo:
-            name = todo.pop()
+        keep, pending = set(), list(names)
+        while pending:
+            name = pending.pop()
             if name in keep:
                 continue
             keep.add(name)
-            todo += [v for v in _strings(blocks[name]) if v in blocks and v not in keep]
+            pending += [v for v in _strings(blocks[name]) if v in blocks and v not in keep]
         data["analysis"] = [b for b in data["analysis"] if b.get("name") in keep]
         if "check" in data:
             data["check"] = [c for c in data["check"] if c.get("analysis") in keep]
