@@ -1,6 +1,6 @@
 """HDF5 results writer: streamed, chunked time series; the file is complete only at the end.
 
-Layout and names are those of ``postpro.layout`` (the results format contract, version 1).
+Layout and names are those of ``postpro.layout`` (the results format contract).
 """
 
 from __future__ import annotations
@@ -27,6 +27,29 @@ def _chunk_shape(width: int) -> tuple[int, int]:
     return rows, cols
 
 
+def _write_cells(f: h5py.File, cells: dict):
+    """``cells``: cell type -> (connectivity (m, k) node indices, m names)."""
+    connectivity = f.create_group(layout.CELLS)
+    names = f.create_group(layout.CELL_NAMES)
+    for kind, (nodes, cell_names) in cells.items():
+        width = layout.CELL_TYPES[kind]
+        connectivity.create_dataset(kind, data=np.asarray(nodes, np.int64).reshape(-1, width))
+        names.create_dataset(kind, data=np.asarray(list(cell_names), dtype=object), dtype=_STR)
+
+
+def _write_groups(f: h5py.File, path: str, groups: dict, dtype):
+    """Named groups as three datasets: names, offsets (g + 1) and the members end to end."""
+    group = f.create_group(path)
+    members = [np.asarray(list(m), dtype=object if dtype is _STR else dtype)
+               for m in groups.values()]
+    offsets = np.cumsum([0] + [len(m) for m in members]).astype(np.int64)
+    group.create_dataset("names", data=np.asarray(list(groups), dtype=object), dtype=_STR)
+    group.create_dataset("offsets", data=offsets)
+    flat = (np.concatenate(members) if members else
+            np.zeros(0, dtype=object if dtype is _STR else dtype))
+    group.create_dataset("members", data=flat, dtype=dtype)
+
+
 class ResultsWriter:
     """Write one results file.
 
@@ -38,7 +61,7 @@ class ResultsWriter:
     _memory_files = 0
 
     def __init__(self, path, *, title: str, study_source: str, node_names, coordinates,
-                 dof_node, dof_component, dof_imposed, cells=None, cell_names=None):
+                 dof_node, dof_component, dof_imposed, cells=None, node_groups=None, cell_groups=None):
         # The low bound v108 keeps the superblock below version 3: a version 3 superblock
         # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
         # file of a killed run could not be opened again, even read-only.
@@ -69,11 +92,9 @@ class ResultsWriter:
         f.create_dataset(layout.DOF_COMPONENT, data=np.asarray(dof_component, dtype=object),
                          dtype=_STR)
         f.create_dataset(layout.DOF_IMPOSED, data=np.asarray(dof_imposed, bool))
-        if cells is not None and len(cells):
-            # the SEG2 cells (springs and dampers as lines in a ParaView export) and names
-            f.create_dataset(layout.CELLS, data=np.asarray(cells, np.int64).reshape(-1, 2))
-            f.create_dataset(layout.CELL_NAMES, data=np.asarray(cell_names, dtype=object),
-                             dtype=_STR)
+        _write_cells(f, cells or {})
+        _write_groups(f, layout.NODE_GROUPS, node_groups or {}, np.int64)
+        _write_groups(f, layout.CELL_GROUPS, cell_groups or {}, _STR)
         f.create_group(layout.ANALYSES, track_order=True)
         self.ndof = len(dof_node)
         self.components = np.asarray(dof_component, dtype=object)

@@ -144,12 +144,22 @@ def check_output(output: Path, study: Study):
         raise StudyError(f"output: {output}: {exc.strerror or exc}") from None
 
 
-def _seg2(mesh) -> dict:
-    """The SEG2 cells of the mesh for the results file: connectivity and names."""
-    from fem.mesh import SEG2
+def _mesh_tables(mesh) -> dict:
+    """The cells of the mesh by type (connectivity and names) and its node and cell groups,
+    for the results file."""
+    from fem.mesh import POI1, SEG2
 
-    seg = np.flatnonzero(mesh.cell_type == SEG2)
-    return {"cells": mesh.connectivity[seg], "cell_names": [mesh.cell_names[c] for c in seg]}
+    cells = {}
+    for kind, code, width in (("POI1", POI1, 1), ("SEG2", SEG2, 2)):
+        chosen = np.flatnonzero(mesh.cell_type == code)
+        if len(chosen):
+            cells[kind] = (mesh.connectivity[chosen, :width],
+                           [mesh.cell_names[c] for c in chosen])
+    names = mesh.cell_names
+    return {"cells": cells,
+            "node_groups": {g: np.asarray(nodes, np.int64) for g, nodes in mesh.node_groups.items()},
+            "cell_groups": {g: [names[c] for c in cells_of]
+                            for g, cells_of in mesh.cell_groups.items()}}
 
 
 def run_study(path, out=None, *, log=None, progress: bool = False,
@@ -191,7 +201,7 @@ def _run(path, out, log, progress, memory) -> RunReport:
                                coordinates=model.mesh.coordinates, dof_node=model.dofs.dof_node,
                                dof_component=model.dofs.dof_component,
                                dof_imposed=model.constraints.imposed | model.constraints.slaves,
-                               **_seg2(model.mesh))
+                               **_mesh_tables(model.mesh))
     except OSError as exc:
         if partial is None:
             raise StudyError(f"cannot make the in-memory results file: {exc}") from None

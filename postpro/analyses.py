@@ -135,6 +135,10 @@ def bounded(dataset: h5py.Dataset, path) -> h5py.Dataset:
     return dataset
 
 
+#: the archived quantities whose columns are named (element, component) or (node, component)
+FORCE_QUANTITIES = ("element_force", "reaction")
+
+
 class _ForceColumns:
     """The element forces and reactions of an analysis: the names of their columns."""
 
@@ -273,6 +277,8 @@ class _SampledAnalysis(_ForceColumns, Analysis):
         values : numpy.ndarray, shape (k, len(dofs))
             Columns in the order of ``dofs``, in the unit of the field.
         """
+        if field in FORCE_QUANTITIES:
+            return self.read_forces(field, dofs, i0, i1, step)
         dataset = self._field(field)
         columns, order = self._dof_columns(dofs, field)
         i1 = min(i1, dataset.shape[0], len(self._axis()))
@@ -282,7 +288,9 @@ class _SampledAnalysis(_ForceColumns, Analysis):
 
     def blocks(self, field: str, dofs, start=None, end=None, rows: int = BLOCK_ROWS,
                step: int = 1):
-        """Some dofs of a field over a window, in blocks spanning at most ``rows`` rows.
+        """Some dofs of a field over a window, in blocks spanning at most ``rows`` rows
+        (``field`` may also be "element_force" or "reaction", ``dofs`` their (name,
+        component) columns).
 
         Only one block is in memory at a time, whatever the length of the series. With
         ``step`` > 1 every block spans whole strides and holds one row in ``step``.
@@ -292,7 +300,9 @@ class _SampledAnalysis(_ForceColumns, Analysis):
         axis : numpy.ndarray, shape (k,)
         values : numpy.ndarray, shape (k, len(dofs))
         """
-        i0, i1 = self._window(start, end, self._field(field).shape[0])
+        rows_held = (self._named_column(field, *dofs[0])[0] if field in FORCE_QUANTITIES and
+                     len(dofs) else self._field(field)).shape[0]
+        i0, i1 = self._window(start, end, rows_held)
         span = max(step, rows - rows % step)  # whole strides per block keep the thinning regular
         for first in range(i0, i1, span):
             yield self.read_rows(field, dofs, first, min(first + span, i1), step)
@@ -353,8 +363,8 @@ class _SampledAnalysis(_ForceColumns, Analysis):
                                "ask for interpolation to read between them")
         return below, above, (x - axis[below]) / (axis[above] - axis[below])
 
-    def read_forces(self, quantity: str, pairs, i0: int, i1: int):
-        """Rows ``i0:i1`` of some element forces (``pairs`` of (cell, component)) or
+    def read_forces(self, quantity: str, pairs, i0: int, i1: int, step: int = 1):
+        """Rows ``i0:i1:step`` of some element forces (``pairs`` of (cell, component)) or
         reactions ((node, component)): (axis (k,), values (k, len(pairs)))."""
         located = [self._named_column(quantity, name, component) for name, component in pairs]
         if not located:
@@ -365,7 +375,7 @@ class _SampledAnalysis(_ForceColumns, Analysis):
         i1 = min(i1, dataset.shape[0], len(self._axis()))
         if i1 <= i0:
             return self._axis()[:0], np.empty((0, len(pairs)))
-        return self._axis()[i0:i1], dataset[i0:i1, columns][:, order]
+        return self._axis()[i0:i1:step], dataset[i0:i1:step, columns][:, order]
 
     def force_pairs(self, quantity: str, names=(), components=()) -> list[tuple[str, str]]:
         """The (name, component) columns of element forces (names: cells) or reactions

@@ -1,7 +1,9 @@
 """Names and units of the fem results file (HDF5), shared by the writer and the readers."""
 
 FORMAT = "fem-results"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: what each version added: 2, the mesh cells by type, their names and the node and cell groups
+#: (version 1 held only the SEG2 cells, as the datasets mesh/cells and mesh/cell_names)
 
 # root attributes: format, format_version, producer, created, title, status
 STATUS_RUNNING = "running"
@@ -11,8 +13,11 @@ STATUS_FAILED = "failed"
 STUDY_SOURCE = "study/source"
 NODE_NAMES = "mesh/node_names"
 COORDINATES = "mesh/coordinates"
-CELLS = "mesh/cells"              # optional (m, 2): node indices of the SEG2 cells
-CELL_NAMES = "mesh/cell_names"    # with CELLS: their names
+CELLS = "mesh/cells"              # group: one (m, k) dataset of node indices per cell type
+CELL_NAMES = "mesh/cell_names"    # group: one (m,) dataset of cell names per cell type
+CELL_TYPES = {"POI1": 1, "SEG2": 2}   # the cell types and their number of nodes
+NODE_GROUPS = "mesh/node_groups"  # group: names (g,), offsets (g + 1,), members (node indices)
+CELL_GROUPS = "mesh/cell_groups"  # group: names (g,), offsets (g + 1,), members (cell names)
 DOF_NODE = "dofs/node"
 DOF_COMPONENT = "dofs/component"
 DOF_IMPOSED = "dofs/imposed"

@@ -20,7 +20,7 @@ from postpro.errors import PostproError
 __all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis", "Results",
            "StaticAnalysis", "TransientAnalysis", "open"]
 
-#: optional (m, 2) node indices of the SEG2 cells (files written before fem wrote them lack it)
+#: the mesh cells: a group of one dataset per cell type (format 2), or the SEG2 cells (format 1)
 CELLS = layout.CELLS
 
 
@@ -178,14 +178,85 @@ class Results:
     @property
     def cells(self) -> np.ndarray | None:
         """SEG2 connectivity, shape (m, 2), node indices; ``None`` if the file has none."""
+        return self.cell_blocks.get("SEG2")
+
+    @property
+    def cell_blocks(self) -> dict[str, np.ndarray]:
+        """The mesh cells by type: "POI1" (m, 1) and "SEG2" (m, 2) node indices, for the
+        types the mesh has (format 1 files hold their SEG2 cells only; older ones none)."""
+        if not hasattr(self, "_cell_blocks"):
+            self._cell_blocks, self._cell_names = self._read_cells()
+        return self._cell_blocks
+
+    def cell_names(self, kind: str) -> tuple[str, ...]:
+        """The names of the cells of one type, in the order of :attr:`cell_blocks`."""
+        self.cell_blocks
+        return self._cell_names.get(kind, ())
+
+    def _read_cells(self):
         found = self._file.get(CELLS)
-        if not isinstance(found, h5py.Dataset):
-            return None
-        cells = np.asarray(found[()])
-        if cells.ndim != 2 or cells.shape[1] != 2 or cells.dtype.kind not in "iu":
-            raise PostproError(f"results file '{self.path}': '{CELLS}' has shape {cells.shape} "
-                               f"and type {cells.dtype}, expected (m, 2) node indices")
-        return cells.astype(np.int64)
+        names = self._file.get(layout.CELL_NAMES)
+        if isinstance(found, h5py.Dataset):       # format 1: the SEG2 cells alone
+            found, names = {"SEG2": found}, {"SEG2": names}
+        elif not isinstance(found, h5py.Group):
+            return {}, {}
+        blocks, block_names = {}, {}
+        for kind in found:
+            width = layout.CELL_TYPES.get(kind)
+            where = f"{CELLS}/{kind}" if isinstance(found, h5py.Group) else CELLS
+            item = found[kind]
+            if not isinstance(item, h5py.Dataset):
+                raise PostproError(f"results file '{self.path}': '{where}' is not a dataset")
+            nodes = np.asarray(bounded(item, self.path)[()])
+            if (width is None or nodes.ndim != 2 or nodes.shape[1] != width
+                    or nodes.dtype.kind not in "iu"
+                    or (nodes.size and not 0 <= nodes.min() <= nodes.max() < len(self.node_names))):
+                raise PostproError(f"results file '{self.path}': '{where}' has shape "
+                                   f"{nodes.shape} and type {nodes.dtype}, expected node indices "
+                                   f"of {kind or 'a known cell type'} cells")
+            blocks[kind] = nodes.astype(np.int64)
+            label = names.get(kind) if names is not None else None
+            block_names[kind] = (tuple(label.asstr()[()]) if isinstance(label, h5py.Dataset)
+                                 else tuple(f"{kind}_{i + 1}" for i in range(len(nodes))))
+            if len(block_names[kind]) != len(nodes):
+                raise PostproError(f"results file '{self.path}': {len(block_names[kind])} names "
+                                   f"for {len(nodes)} {kind} cells")
+        return blocks, block_names
+
+    @property
+    def node_groups(self) -> dict[str, tuple[str, ...]]:
+        """The node groups of the mesh: name -> node names (empty before format 2)."""
+        groups = self._groups(layout.NODE_GROUPS)
+        return {g: tuple(str(self.node_names[int(i)]) for i in members)
+                for g, members in groups.items()}
+
+    @property
+    def cell_groups(self) -> dict[str, tuple[str, ...]]:
+        """The cell groups of the mesh: name -> cell names (empty before format 2)."""
+        return {g: tuple(_text(m) for m in members)
+                for g, members in self._groups(layout.CELL_GROUPS).items()}
+
+    def _groups(self, path: str) -> dict:
+        group = self._file.get(path)
+        if not isinstance(group, h5py.Group):
+            return {}
+        try:
+            if not all(isinstance(group.get(k), h5py.Dataset)
+                       for k in ("names", "offsets", "members")):
+                raise KeyError("one of the datasets names, offsets and members")
+            names = [_text(n) for n in group["names"][()]]
+            offsets = np.asarray(group["offsets"][()], np.int64)
+            members = bounded(group["members"], self.path)[()]
+        except KeyError as exc:
+            raise PostproError(f"results file '{self.path}': '{path}' lacks {exc}") from None
+        if (len(offsets) != len(names) + 1 or (len(offsets) and offsets[0] != 0)
+                or np.any(np.diff(offsets) < 0) or offsets[-1] != len(members)):
+            raise PostproError(f"results file '{self.path}': '{path}' has offsets that do not "
+                               f"match its {len(names)} groups and {len(members)} members")
+        if members.dtype.kind in "iu" and len(members) and not (
+                0 <= members.min() and members.max() < len(self.node_names)):
+            raise PostproError(f"results file '{self.path}': '{path}' names nodes outside the mesh")
+        return {name: members[offsets[i]:offsets[i + 1]] for i, name in enumerate(names)}
 
     def dof(self, node: str, component: str) -> int:
         """Column of ``(node, component)`` in the (nt, ndof) datasets.

@@ -599,8 +599,13 @@ def test_export_xdmf_with_cells_reads_back_with_meshio(capsys, tmp_path):
     import meshio
 
     a, _ = _pair(tmp_path)
-    with h5py.File(a, "a") as f:  # a file of a later format with SEG2 connectivity
+    with h5py.File(a, "a") as f:  # a format 1 file: its SEG2 cells as one dataset, no names
+        del f["mesh/cells"], f["mesh/cell_names"]
+        f.attrs["format_version"] = 1
         f["mesh/cells"] = np.array([[0, 1], [1, 2]], dtype=np.int32)
+    with postpro.open(a) as results:
+        assert results.cell_names("SEG2") == ("SEG2_1", "SEG2_2")
+        assert results.node_groups == {} and list(results.cell_blocks) == ["SEG2"]
     out = tmp_path / "lines.xmf"
     code, _, _ = post(capsys, "export", a, "--every", "500", "-o", out)
     assert code == 0
@@ -772,9 +777,13 @@ def test_a_run_stores_its_seg2_cells_and_the_export_draws_them_as_lines(capsys, 
     assert fem_main(["run", str(study), "--out", str(results), "--quiet"]) == 0
     with h5py.File(results, "r") as f:
         names = [n.decode() for n in f["mesh/node_names"][()]]
-        cells = [[names[i] for i in row] for row in f["mesh/cells"][()]]
+        cells = [[names[i] for i in row] for row in f["mesh/cells/SEG2"][()]]
         assert cells == [["N1", "N2"], ["N2", "N3"]]
-        assert [n.decode() for n in f["mesh/cell_names"][()]] == ["AC", "CB"]
+        assert [n.decode() for n in f["mesh/cell_names/SEG2"][()]] == ["AC", "CB"]
+        assert f.attrs["format_version"] == 2
+    with postpro.open(results) as opened:
+        assert opened.node_groups == {"MASSES": ("N2", "N3"), "CLAMP": ("N1",)}
+        assert opened.cell_groups == {"SPRINGS": ("AC", "CB")}
     out = tmp_path / "export" / "lines.xmf"
     out.parent.mkdir()
     code, _, _ = post(capsys, "export", results, "--analysis", "newmark", "--every", "500",
@@ -782,3 +791,122 @@ def test_a_run_stores_its_seg2_cells_and_the_export_draws_them_as_lines(capsys, 
     assert code == 0
     points, blocks = meshio.xdmf.TimeSeriesReader(out).read_points_cells()
     assert blocks[0].type == "line" and blocks[0].data.tolist() == [[0, 1], [1, 2]]
+
+
+_GROUNDED_PAIR = """
+[study]
+title = "a spring to the ground and a spring between two masses"
+[mesh.nodes]
+N1 = [0.0, 0.0, 0.0]
+N2 = [{x2}, 0.0, 0.0]
+[mesh.cells]
+{cells}
+[mesh.node_groups]
+ALL = ["N1", "N2"]
+[mesh.cell_groups]
+SPRINGS = [{springs}]
+[model]
+components = ["DX"]
+[[discrete]]
+cells = ["G"]
+stiffness = [4000.0, 0.0, 0.0]
+[[discrete]]
+{pair}
+[[discrete]]
+node_groups = ["ALL"]
+mass = 2.0
+[[load]]
+name = "pull"
+kind = "force"
+nodes = ["N2"]
+FX = 10.0
+[[analysis]]
+name = "shake"
+kind = "transient"
+scheme = "newmark"
+end = 0.05
+step = 1e-3
+"""
+
+
+def _grounded_pair(tmp_path, with_seg2=True):
+    """Run the study above: POI1 cell G (k = 4000 N/m from the ground to N1) and, with
+    ``with_seg2``, SEG2 cell S (k = 1000 N/m from N1 to N2), else POI1 cell H on N2."""
+    from fem.cli import main as fem_main
+
+    if with_seg2:
+        text = _GROUNDED_PAIR.format(
+            x2=1.0, cells='G = { type = "POI1", nodes = ["N1"] }\n'
+                          'S = { type = "SEG2", nodes = ["N1", "N2"] }',
+            springs='"G", "S"', pair='cells = ["S"]\nstiffness = [1000.0, 0.0, 0.0]')
+    else:
+        text = _GROUNDED_PAIR.format(
+            x2=1.0, cells='G = { type = "POI1", nodes = ["N1"] }\n'
+                          'H = { type = "POI1", nodes = ["N2"] }',
+            springs='"G", "H"', pair='cells = ["H"]\nstiffness = [1000.0, 0.0, 0.0]')
+    study = tmp_path / "pair.toml"
+    study.write_text(text)
+    results = tmp_path / "pair.h5"
+    assert fem_main(["run", str(study), "--out", str(results), "--quiet"]) == 0
+    return results
+
+
+def test_the_results_file_holds_poi1_and_seg2_cells_and_the_groups(tmp_path):
+    results = _grounded_pair(tmp_path)
+    with postpro.open(results) as opened:
+        assert opened.cell_blocks["POI1"].tolist() == [[0]]
+        assert opened.cell_blocks["SEG2"].tolist() == [[0, 1]]
+        assert opened.cell_names("POI1") == ("G",) and opened.cell_names("SEG2") == ("S",)
+        assert opened.node_groups == {"ALL": ("N1", "N2")}
+        assert opened.cell_groups == {"SPRINGS": ("G", "S")}
+
+
+def test_export_writes_element_forces_as_cell_data_that_meshio_reads_back(capsys, tmp_path):
+    """The axial force of S in the XDMF and VTU exports equals k (u2 - u1) from the exported
+    displacements (N positive in tension) at every instant."""
+    import meshio
+
+    results = _grounded_pair(tmp_path)
+    out = tmp_path / "view.xmf"
+    code, _, stderr = post(capsys, "export", results, "--every", "10", "-o", out)
+    assert code == 0, stderr
+    reader = meshio.xdmf.TimeSeriesReader(out)
+    points, cells = reader.read_points_cells()
+    assert [(c.type, c.data.tolist()) for c in cells] == [("line", [[0, 1]])]
+    assert reader.num_steps == 6
+    checked = 0
+    for k in range(reader.num_steps):
+        t, point_data, cell_data = reader.read_data(k)
+        u = point_data["displacement"][:, 0]
+        force = cell_data["element_force_N"][0]
+        assert force == pytest.approx([1000.0 * (u[1] - u[0])], rel=1e-12, abs=1e-12)
+        checked += abs(force[0]) > 1.0
+    assert checked >= 3  # the pull has stretched S at most instants
+    pvd = tmp_path / "view.pvd"
+    code, _, _ = post(capsys, "export", results, "--format", "vtu", "--every", "25",
+                      "--field", "element_force", "-o", pvd)
+    assert code == 0
+    entries = ET.parse(pvd).getroot().findall("./Collection/DataSet")
+    mesh = meshio.read(tmp_path / entries[-1].get("file"))
+    with postpro.open(results) as opened:
+        expected = opened.analysis("shake").force_at("element_force", "S", "N", 0.05)
+    assert mesh.cell_data["element_force_N"][0] == pytest.approx([expected], rel=1e-12)
+    assert mesh.point_data == {}
+
+
+def test_export_of_a_mesh_without_seg2_draws_its_poi1_cells_with_their_forces(capsys,
+                                                                               tmp_path):
+    import meshio
+
+    results = _grounded_pair(tmp_path, with_seg2=False)
+    out = tmp_path / "points.xmf"
+    code, _, _ = post(capsys, "export", results, "--every", "50", "-o", out)
+    assert code == 0
+    reader = meshio.xdmf.TimeSeriesReader(out)
+    _, cells = reader.read_points_cells()
+    assert [(c.type, c.data.ravel().tolist()) for c in cells] == [("vertex", [0, 1])]
+    t, point_data, cell_data = reader.read_data(1)
+    u = point_data["displacement"][:, 0]
+    # G (4000 N/m) carries 4000 u1, H (1000 N/m) carries 1000 u2, from the ground
+    assert cell_data["element_force_N"][0] == pytest.approx([4000.0 * u[0], 1000.0 * u[1]],
+                                                            rel=1e-12)

@@ -323,8 +323,9 @@ def test_open_errors(tmp_path):
     new_writer(newer).close(complete=True)
     with h5py.File(newer, "a") as file:
         file.attrs["format_version"] = layout.FORMAT_VERSION + 1
-    with pytest.raises(PostproError, match=r"uses results format version 2; this postpro reads "
-                                           r"versions up to 1"):
+    with pytest.raises(PostproError, match=rf"uses results format version {layout.FORMAT_VERSION + 1}; "
+                                           rf"this postpro reads versions up to "
+                                           rf"{layout.FORMAT_VERSION}"):
         postpro.open(newer)
 
 

@@ -1,9 +1,10 @@
-"""``fem post export``: nodal vector fields over time for ParaView, as XDMF + HDF5 or VTU + PVD.
+"""``fem post export``: fields over time for ParaView, as XDMF + HDF5 or VTU + PVD.
 
-The mesh is the nodes of the results file, as a Polyvertex (one vertex cell per node), or
-its SEG2 cells as 2-node Polylines when the file holds ``/mesh/cells``. Each field written is
-a 3-component nodal vector (DX, DY, DZ; zero where a node has no such dof), one per
-archived instant kept.
+The cells drawn are the SEG2 cells of the results file as 2-node Polylines; a mesh without
+SEG2 cells is drawn as its POI1 cells (one vertex each), or as its nodes. Each nodal field
+written is a 3-component vector (DX, DY, DZ; zero where a node has no such dof); element
+forces are cell data, one scalar per component (``element_force_N`` ...), NaN on cells that
+carry no spring or damper. One set per archived instant kept.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from postpro.jobs import common
 from postpro.results import BLOCK_ROWS
 
 TRANSLATIONS = ("DX", "DY", "DZ")
+CELL_FIELDS = ("element_force",)
 FORMATS = {"xdmf": ".xmf", "vtu": ".pvd"}
 
 
@@ -31,8 +33,9 @@ def add_parser(subparsers):
     common.add_results(p)
     common.add_analysis(p)
     p.add_argument("--field", "-f", action="append", default=[], metavar="F",
-                   help="displacement, velocity or acceleration; repeatable (default: "
-                        "displacement)")
+                   help="displacement, velocity, acceleration (node vectors) or element_force "
+                        "(cell data); repeatable (default: displacement, and element_force "
+                        "when archived)")
     common.add_window(p)
     p.add_argument("--every", type=common.positive_int, default=1, metavar="N",
                    help="one archived instant in N (default: all)")
@@ -48,7 +51,7 @@ def run(args) -> int:
     with common.open_results(args) as results:
         (analysis,) = common.pick_analyses(results, args.analysis, ("transient",),
                                            args.allow_incomplete)
-        fields = common.resolve_fields(analysis, args.field)
+        fields = _fields(analysis, args.field)
         common.window(analysis, args.start, args.end)
         suffix = FORMATS[args.format]
         output = args.output or f"{Path(args.results).stem}_{analysis.name}{suffix}"
@@ -57,6 +60,67 @@ def run(args) -> int:
         count = write(results, analysis, output, fields, args.every, args.start, args.end)
     print(f"wrote {output}: {count} instants, {len(results.node_names)} nodes")
     return common.EXIT_OK
+
+
+def _fields(analysis, asked) -> list[str]:
+    """Nodal fields and element forces asked for; by default displacement, plus the element
+    forces if the analysis archived them."""
+    cell = [f for f in asked if f in CELL_FIELDS]
+    nodal_asked = [f for f in asked if f not in CELL_FIELDS]
+    nodal = common.resolve_fields(analysis, nodal_asked) if nodal_asked or not asked else []
+    if not asked and analysis.elements:
+        cell = ["element_force"]
+    for field in cell:
+        if not analysis.elements:
+            raise PostproError(f"analysis '{analysis.name}' did not archive '{field}' (not in "
+                               f"its fields, or a model without springs and dampers on cells)")
+    return nodal + cell
+
+
+def topology(results):
+    """The cells to draw: ("line", SEG2 connectivity (m, 2), names) when the file has SEG2
+    cells, else ("vertex", POI1 connectivity (m, 1), names), else every node as a vertex
+    (names None)."""
+    blocks = results.cell_blocks
+    for kind, name in (("SEG2", "line"), ("POI1", "vertex")):
+        if kind in blocks and len(blocks[kind]):
+            return name, blocks[kind], results.cell_names(kind)
+    n = len(results.node_names)
+    return "vertex", np.arange(n, dtype=np.int64)[:, None], None
+
+
+def cell_blocks(analysis, names, every=1, start=None, end=None, rows=BLOCK_ROWS):
+    """Element forces on the cells ``names`` at the instants kept, block by block.
+
+    Yields
+    ------
+    t : numpy.ndarray, shape (k,)
+    values : dict component -> (k, m) array, NaN on cells without an element force
+    """
+    components = analysis.element_components
+    archived = set(analysis.elements)
+    on = [i for i, name in enumerate(names or ()) if name in archived]
+    pairs = [(names[i], c) for i in on for c in components]
+    m = len(names or ())
+    if not pairs:
+        raise PostproError(f"{analysis.name}: none of the cells drawn carries an element force "
+                           f"(elements: {', '.join(analysis.elements[:5])} ...)")
+    for t, values in analysis.blocks("element_force", pairs, start, end, rows=rows, step=every):
+        values = values.reshape(len(t), len(on), len(components))
+        out = {}
+        for j, component in enumerate(components):
+            full = np.full((len(t), m), np.nan)
+            full[:, on] = values[:, :, j]
+            out[component] = full
+        yield t, out
+
+
+def _named(field, blocks):
+    """(t, {name: values}) from the blocks of one field: a nodal field keeps its name, the
+    element forces are named per component."""
+    for t, values in blocks:
+        yield t, ({f"{field}_{c}": v for c, v in values.items()} if isinstance(values, dict)
+                  else {field: values})
 
 
 def _translation_columns(results):
@@ -72,7 +136,13 @@ def _translation_columns(results):
     return pairs, np.array(nodes), np.array(components)
 
 
-def vector_blocks(results, analysis, field, every=1, start=None, end=None):
+def _rows(results, every) -> int:
+    """Rows per block: a block of k instants holds k n 3 doubles, kept near BLOCK_ROWS."""
+    n = len(results.node_names)
+    return max(every, (BLOCK_ROWS // max(1, n)) // every * every)
+
+
+def vector_blocks(results, analysis, field, every=1, start=None, end=None, rows=None):
     """Nodal vectors of a field at the instants kept, block by block.
 
     Yields
@@ -84,12 +154,30 @@ def vector_blocks(results, analysis, field, every=1, start=None, end=None):
     """
     pairs, nodes, components = _translation_columns(results)
     n = len(results.node_names)
-    # a block of k instants holds k n 3 doubles: keep it near BLOCK_ROWS numbers
-    rows = max(every, (BLOCK_ROWS // max(1, n)) // every * every)
+    rows = rows or _rows(results, every)
     for t, values in analysis.blocks(field, pairs, start, end, rows=rows, step=every):
         vectors = np.zeros((len(t), n, 3))
         vectors[:, nodes, components] = values
         yield t, vectors
+
+
+def instants(results, analysis, fields, names, every=1, start=None, end=None):
+    """Every field at the instants kept: yields (t, {name: array}) per instant, a nodal field
+    as (n, 3) vectors, element forces as one (m,) array per component named
+    ``element_force_<component>``."""
+    rows = _rows(results, every)
+    streams = [_named(field, cell_blocks(analysis, names, every, start, end, rows))
+               if field in CELL_FIELDS else
+               _named(field, vector_blocks(results, analysis, field, every, start, end, rows))
+               for field in fields]
+    # every field has the same archive rows: walk them together
+    for blocks in zip(*streams):
+        t = blocks[0][0]
+        merged = {}
+        for _, values in blocks:
+            merged.update(values)
+        for row in range(len(t)):
+            yield float(t[row]), {name: values[row] for name, values in merged.items()}
 
 
 def _separate_from_results(results, path: Path):
@@ -109,8 +197,9 @@ def _data_item(parent, dimensions, number_type, precision, reference):
 def export_xdmf(results, analysis, output, fields, every=1, start=None, end=None) -> int:
     """Write ``output`` (.xmf) and the HDF5 file it references (same name, suffix .h5).
 
-    The HDF5 file holds ``/mesh/coordinates`` (n, 3) in m, ``/mesh/vertices`` (n,) or
-    ``/mesh/lines`` (m, 2), ``/time`` (k,) in s and ``/<field>/<i>`` (n, 3) for each instant
+    The HDF5 file holds ``/mesh/coordinates`` (n, 3) in m, ``/mesh/lines`` (m, 2) or
+    ``/mesh/vertices`` (m,), ``/time`` (k,) in s, ``/<field>/<i>`` (n, 3) for each nodal field
+    and ``/element_force_<c>/<i>`` (m,) for each element force component, at each instant
     ``i`` kept. The .xmf file is a temporal collection of uniform grids referencing them.
 
     Returns
@@ -123,23 +212,19 @@ def export_xdmf(results, analysis, output, fields, every=1, start=None, end=None
     _separate_from_results(results, data)
     coordinates = np.asarray(results.coordinates, float)
     n = len(coordinates)
-    cells = results.cells
-    times = []
+    kind, cells, names = topology(results)
+    times, shapes = [], {}
     try:
         with h5py.File(data, "w") as store:
             store["mesh/coordinates"] = coordinates
-            if cells is None:
-                store["mesh/vertices"] = np.arange(n, dtype=np.int64)
-            else:
-                store["mesh/lines"] = cells
-            for field in fields:
-                index = 0
-                for t, vectors in vector_blocks(results, analysis, field, every, start, end):
-                    for row in range(len(t)):
-                        store[f"{field}/{index + row:06d}"] = vectors[row]
-                    index += len(t)
-                    if field == fields[0]:
-                        times.extend(t.tolist())
+            store["mesh/lines" if kind == "line" else "mesh/vertices"] = \
+                cells if kind == "line" else cells[:, 0]
+            for index, (t, values) in enumerate(instants(results, analysis, fields, names,
+                                                         every, start, end)):
+                for name, array in values.items():
+                    store[f"{name}/{index:06d}"] = array
+                    shapes[name] = array.shape
+                times.append(t)
             store["time"] = np.asarray(times, float)
     except OSError as exc:
         raise PostproError(f"cannot write '{data}': {exc}") from exc
@@ -148,24 +233,27 @@ def export_xdmf(results, analysis, output, fields, every=1, start=None, end=None
     domain = ET.SubElement(root, "Domain")
     series = ET.SubElement(domain, "Grid", Name=analysis.name, GridType="Collection",
                            CollectionType="Temporal")
+    m = len(cells)
     for index, time in enumerate(times):
         grid = ET.SubElement(series, "Grid", Name=f"{analysis.name}_{index:06d}",
                              GridType="Uniform")
         ET.SubElement(grid, "Time", Value=repr(float(time)))
-        if cells is None:
-            topology = ET.SubElement(grid, "Topology", TopologyType="Polyvertex",
-                                     NumberOfElements=str(n), NodesPerElement="1")
-            _data_item(topology, (n,), "Int", 8, f"{name}:/mesh/vertices")
+        if kind == "vertex":
+            topology_ = ET.SubElement(grid, "Topology", TopologyType="Polyvertex",
+                                      NumberOfElements=str(m), NodesPerElement="1")
+            _data_item(topology_, (m,), "Int", 8, f"{name}:/mesh/vertices")
         else:
-            topology = ET.SubElement(grid, "Topology", TopologyType="Polyline",
-                                     NumberOfElements=str(len(cells)), NodesPerElement="2")
-            _data_item(topology, cells.shape, "Int", 8, f"{name}:/mesh/lines")
+            topology_ = ET.SubElement(grid, "Topology", TopologyType="Polyline",
+                                      NumberOfElements=str(m), NodesPerElement="2")
+            _data_item(topology_, cells.shape, "Int", 8, f"{name}:/mesh/lines")
         geometry = ET.SubElement(grid, "Geometry", GeometryType="XYZ")
         _data_item(geometry, (n, 3), "Float", 8, f"{name}:/mesh/coordinates")
-        for field in fields:
-            attribute = ET.SubElement(grid, "Attribute", Name=field, AttributeType="Vector",
-                                      Center="Node")
-            _data_item(attribute, (n, 3), "Float", 8, f"{name}:/{field}/{index:06d}")
+        for field, shape in shapes.items():
+            vector = len(shape) == 2
+            attribute = ET.SubElement(grid, "Attribute", Name=field,
+                                      AttributeType="Vector" if vector else "Scalar",
+                                      Center="Node" if vector else "Cell")
+            _data_item(attribute, shape, "Float", 8, f"{name}:/{field}/{index:06d}")
     ET.indent(root)
     try:
         ET.ElementTree(root).write(output, encoding="utf-8", xml_declaration=True)
@@ -175,7 +263,8 @@ def export_xdmf(results, analysis, output, fields, every=1, start=None, end=None
 
 
 def export_vtu(results, analysis, output, fields, every=1, start=None, end=None) -> int:
-    """Write one VTU file per instant kept (``<stem>_<i>.vtu``) and the ``output`` .pvd.
+    """Write one VTU file per instant kept (``<stem>_<i>.vtu``) and the ``output`` .pvd;
+    cells and data as in :func:`export_xdmf`.
 
     Returns
     -------
@@ -186,27 +275,20 @@ def export_vtu(results, analysis, output, fields, every=1, start=None, end=None)
 
     output = Path(output)
     coordinates = np.asarray(results.coordinates, float)
-    n = len(coordinates)
-    cells = [("vertex", np.arange(n, dtype=np.int64)[:, None])]
-    if results.cells is not None:
-        cells.append(("line", results.cells))
-    # every field's blocks hold the same instants: walk them together
-    streams = [vector_blocks(results, analysis, field, every, start, end) for field in fields]
+    kind, cells, names = topology(results)
     entries = []
-    for blocks in zip(*streams):
-        t = blocks[0][0]
-        for row in range(len(t)):
-            index = len(entries)
-            path = output.with_name(f"{output.stem}_{index:06d}.vtu")
-            _separate_from_results(results, path)
-            mesh = meshio.Mesh(coordinates, cells,
-                               point_data={field: block[1][row]
-                                           for field, block in zip(fields, blocks)})
-            try:
-                meshio.write(path, mesh)
-            except OSError as exc:
-                raise PostproError(f"cannot write '{path}': {exc.strerror or exc}") from exc
-            entries.append((float(t[row]), path.name))
+    for index, (t, values) in enumerate(instants(results, analysis, fields, names, every,
+                                                  start, end)):
+        path = output.with_name(f"{output.stem}_{index:06d}.vtu")
+        _separate_from_results(results, path)
+        mesh = meshio.Mesh(coordinates, [(kind, cells)],
+                           point_data={k: v for k, v in values.items() if v.ndim == 2},
+                           cell_data={k: [v] for k, v in values.items() if v.ndim == 1})
+        try:
+            meshio.write(path, mesh)
+        except OSError as exc:
+            raise PostproError(f"cannot write '{path}': {exc.strerror or exc}") from exc
+        entries.append((t, path.name))
     root = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
     collection = ET.SubElement(root, "Collection")
     for time, name in entries:
