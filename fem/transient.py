@@ -322,11 +322,84 @@ class ResultsSink:
             self.pending_rows = 0
 
 
-def progress_bar(total, name):
-    """A tqdm bar on stderr for long runs attached to a terminal, else None."""
-    if not sys.stderr.isatty() or total < 20000:
-        return None
-    from tqdm import tqdm
+class Progress:
+    """Progress of one analysis on stderr (a tqdm bar), when stderr is a terminal.
 
-    return tqdm(total=total, desc=name, unit="step", unit_scale=True, leave=False,
-                file=sys.stderr)
+    The bar shows from the start for runs of ``LONG_RUN`` steps or more. Whatever the
+    length, it also shows while numba compiles a kernel (a cache miss: the first run of a
+    scheme on a machine, or after fem's compiled sources change), labelled "compiling
+    kernels", since that can take seconds before the first step. ``with progress:`` watches
+    numba's compile events; :meth:`update` counts steps; :meth:`close` removes the bar.
+    """
+
+    LONG_RUN = 20000
+
+    def __init__(self, total: int, name: str, stream=None):
+        self.total, self.name = int(total), name
+        self.stream = stream if stream is not None else sys.stderr
+        self.bar = None
+        self.depth = 0
+        self.listener = None
+        if self.total >= self.LONG_RUN:
+            self._open()
+
+    @classmethod
+    def for_terminal(cls, total: int, name: str):
+        """A Progress if stderr is a terminal, else None."""
+        return cls(total, name) if sys.stderr.isatty() else None
+
+    def _open(self):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, desc=self.name, unit="step", unit_scale=True,
+                        leave=False, file=self.stream)
+
+    def update(self, steps: int):
+        if self.bar is not None:
+            self.bar.update(steps)
+
+    def compiling(self, started: bool):
+        """numba starts (or ends) compiling a kernel; nested compilations count once."""
+        self.depth += 1 if started else -1
+        if started and self.depth == 1:
+            if self.bar is None:
+                self._open()
+            self.bar.set_description(f"{self.name}: compiling kernels", refresh=True)
+        elif not started and self.depth == 0 and self.bar is not None:
+            self.bar.set_description(self.name, refresh=True)
+
+    def __enter__(self):
+        if "numba" in sys.modules or _numba_available():
+            from numba.core import event
+
+            progress = self
+
+            class _Compiles(event.Listener):
+                def on_start(self, _event):
+                    progress.compiling(True)
+
+                def on_end(self, _event):
+                    progress.compiling(False)
+
+            self.listener = _Compiles()
+            event.register("numba:compile", self.listener)
+        return self
+
+    def __exit__(self, *exc):
+        if self.listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self.listener)
+            self.listener = None
+        self.close()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _numba_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None

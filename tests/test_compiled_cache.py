@@ -177,3 +177,56 @@ def test_old_hash_folders_are_pruned(tmp_path):
     (root / "notes").mkdir()
     compiled.prune(str(root), keep=3, current=keys[0])
     assert sorted(p.name for p in root.iterdir()) == sorted([keys[0], keys[7], keys[6], "notes"])
+
+
+def test_progress_shows_compiling_kernels_while_numba_compiles_even_for_a_short_run():
+    """A short run has no bar, until numba compiles: then the bar shows, labelled
+    "compiling kernels", and goes back to the analysis name when compilation ends."""
+    import io
+
+    import numba
+
+    from fem.transient import Progress
+
+    @numba.njit
+    def bump(x):
+        return x + 1.0
+
+    stream = io.StringIO()
+    with Progress(10, "shake", stream=stream) as progress:
+        assert progress.bar is None
+        assert bump(1.0) == 2.0          # a cache miss: compiles now
+        assert progress.bar is not None and progress.bar.desc.startswith("shake")
+        assert "compiling" not in progress.bar.desc
+        progress.update(10)
+        assert progress.bar.n == 10
+    assert "shake: compiling kernels" in stream.getvalue()
+    assert progress.bar is None and progress.listener is None
+    stream = io.StringIO()
+    with Progress(10, "calm", stream=stream) as progress:
+        assert bump(2.0) == 3.0          # compiled already: no bar
+    assert progress.bar is None and stream.getvalue() == ""
+
+
+def test_a_transient_analysis_reports_every_step_to_its_progress(monkeypatch, tmp_path):
+    from fem import transient
+    from fem.analyses import transient as analysis
+    from fem.runner import run_study
+
+    counted = {}
+
+    class Counting(transient.Progress):
+        def update(self, steps):
+            counted[self.name] = counted.get(self.name, 0) + steps
+
+    monkeypatch.setattr(analysis.Progress, "for_terminal",
+                        classmethod(lambda cls, total, name: Counting(total, name)))
+    study = Path(__file__).resolve().parents[1] / "studies" / "v3_chain3.toml"
+    report = run_study(study, tmp_path / "v3.h5", progress=True)
+    import postpro
+
+    with postpro.open(report.output) as results:
+        steps = {name: results.analysis(name).steps for name in results.analyses
+                 if results.analysis(name).kind == "transient"}
+    fixed = {n: s for n, s in steps.items() if n in ("newmark", "central_difference")}
+    assert fixed and all(counted[n] == s for n, s in fixed.items())

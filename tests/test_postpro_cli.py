@@ -910,3 +910,38 @@ def test_export_of_a_mesh_without_seg2_draws_its_poi1_cells_with_their_forces(ca
     # G (4000 N/m) carries 4000 u1, H (1000 N/m) carries 1000 u2, from the ground
     assert cell_data["element_force_N"][0] == pytest.approx([4000.0 * u[0], 1000.0 * u[1]],
                                                             rel=1e-12)
+
+
+def test_time_plot_draws_a_reaction_and_an_element_force_in_their_own_panels(v3, capsys,
+                                                                              tmp_path):
+    """V3: N1 carries no mass and no load, so the support's reaction there balances the
+    force of AC alone: R(N1, FX) = -N(AC) (N positive in tension) at every instant."""
+    from postpro.jobs.plot import _time
+
+    class Args:
+        analysis, field = ["newmark"], ["reaction", "element_force"]
+        node, component, element = ["N1"], ["FX", "N"], ["AC"]
+        start, end = 0.0, 1.0
+        allow_incomplete = no_events = False
+        dpi = 100
+
+    with postpro.open(v3) as results:
+        figure = _time(results, Args, (1000, 600))
+        newmark = results.analysis("newmark")
+        t, reaction = newmark.reaction("N1", "FX", 0.0, 1.0)
+        _, axial = newmark.element_force("AC", "N", 0.0, 1.0)
+    top, bottom = figure.axes[:2]
+    assert top.get_ylabel() == "reaction [N]" and bottom.get_ylabel() == "element force [N]"
+    (r_line,), (n_line,) = top.get_lines(), bottom.get_lines()
+    assert r_line.get_label() == "N1 FX" and n_line.get_label() == "AC N"
+    assert np.array_equal(r_line.get_xdata(), t) and np.array_equal(r_line.get_ydata(), reaction)
+    assert np.array_equal(n_line.get_ydata(), axial)
+    assert np.max(np.abs(axial)) > 1.0
+    assert reaction == pytest.approx(-axial, rel=1e-9, abs=1e-9 * np.max(np.abs(axial)))
+    out = tmp_path / "reaction.png"
+    code, _, err = post(capsys, "plot", v3, "-a", "newmark", "-f", "reaction", "-n", "N1",
+                        "-c", "FX", "-o", out)
+    assert code == 0, err
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = post(capsys, "plot", v3, "-a", "newmark", "-e", "AC", "-o", out)
+    assert code == 2 and "--element: give --field element_force" in err

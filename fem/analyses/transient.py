@@ -19,6 +19,7 @@ Results, group ``/analyses/<name>``:
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 
@@ -33,7 +34,7 @@ from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes
 from fem.timegrid import build_grid
-from fem.transient import ForceFields, Result, ResultsSink, integrate, progress_bar
+from fem.transient import ForceFields, Progress, Result, ResultsSink, integrate
 from postpro import layout
 
 GENERALIZED_UNITS = {"generalized/q": "m.kg^0.5", "generalized/qdot": "m.kg^0.5/s",
@@ -46,7 +47,6 @@ def run(ctx, spec):
     """Run the transient analysis ``spec``; see the module docstring."""
     p = spec.params
     model = ctx.model
-    label = f"analysis '{spec.name}'"
     system = reduce(model, p["loads"])
     specs = [next(lk for lk in ctx.study.links if lk.name == name) for name in p["links"]]
     links = linkset.build(specs, model)
@@ -69,6 +69,15 @@ def run(ctx, spec):
         x0, v0 = (system.q0, system.v0) if start is None else (start.u, start.v)
         width = model.size
     grid, every = _grid(dyn, p, spec.where)
+    progress = Progress.for_terminal(grid.steps, spec.name) if ctx.progress else None
+    with progress if progress is not None else contextlib.nullcontext():
+        _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress)
+
+
+def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress):
+    """Build the scheme, open the analysis in the results file, run and archive."""
+    p = spec.params
+    label = f"analysis '{spec.name}'"
     scheme = make(dyn, links, p, label=label, every=every)
     limit = scheme.stability_limit()
     largest = max((s[2] for s in grid.segments), default=0.0)
@@ -94,14 +103,13 @@ def run(ctx, spec):
     series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces),
                        units=units or None, dofs=basis.dofs if basis is not None else None)
     sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces)
-    bar = progress_bar(grid.steps, spec.name) if ctx.progress else None
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()
     t0 = time.perf_counter()
     try:
         integrate(scheme, grid, x0=x0, v0=v0,
                   acceleration=p.get("initial_acceleration", "equilibrium"), sink=sink,
-                  progress=bar.update if bar else None, result=result)
+                  progress=progress.update if progress else None, result=result)
     except SolverError as exc:
         sink.flush()
         if links:
@@ -109,9 +117,8 @@ def run(ctx, spec):
         aw.finish("failed", str(exc), wall_time_s=time.perf_counter() - t0,
                   steps=result.steps, rejected_steps=result.rejected)
         raise
-    finally:
-        if bar:
-            bar.close()
+    if progress is not None:
+        progress.close()
     sink.flush()
     wall = time.perf_counter() - t0
     if links:

@@ -38,9 +38,49 @@ def add_columns(parser, fields: bool = True):
                              "of each node)")
     if fields:
         parser.add_argument("--field", "-f", action="append", default=[], metavar="F",
-                            help="displacement, velocity or acceleration (series: also "
-                                 "element_force, reaction); repeatable "
+                            help="displacement, velocity or acceleration (series and plot: "
+                                 "also element_force, reaction); repeatable "
                                  "(default: displacement)")
+
+
+#: the archived forces (element forces, reactions), whose columns are (name, component)
+FORCES = ("element_force", "reaction")
+FORCE_COMPONENTS = {"element_force": ("N", "VY", "VZ", "MT", "MFY", "MFZ"),
+                    "reaction": ("FX", "FY", "FZ", "MX", "MY", "MZ")}
+
+
+def add_elements(parser):
+    parser.add_argument("--element", "-e", action="append", default=[], metavar="CELL",
+                        help="with --field element_force: the elements (cells) whose forces "
+                             "to take; repeatable (default: every element)")
+
+
+def resolve_columns(results, analysis, args):
+    """The columns asked for with --field, --node, --component and --element.
+
+    Returns
+    -------
+    fields : nodal fields (displacement when no field at all is asked for)
+    dofs : their (node, component) columns
+    named : (quantity, name, component) of the element forces (name: a cell) and reactions
+        (name: a node); --component filters each quantity by the components that are its own
+    """
+    forces = [f for f in args.field if f in FORCES]
+    if getattr(args, "element", None) and "element_force" not in forces:
+        raise PostproError("--element: give --field element_force with it")
+    if forces and analysis.kind not in ("transient", "harmonic"):
+        raise PostproError(f"{', '.join(forces)}: archived by transient and harmonic "
+                           f"analyses only")
+    nodal = [f for f in args.field if f not in FORCES]
+    fields = resolve_fields(analysis, nodal) if nodal or not forces else []
+    dofs = resolve_dofs(results, args.node, args.component) if fields else []
+    named = []
+    for quantity in forces:
+        names = args.element if quantity == "element_force" else args.node
+        own = [c for c in args.component if c in FORCE_COMPONENTS[quantity]]
+        named += [(quantity, name, component) for name, component in
+                  analysis.force_pairs(quantity, names, own)]
+    return fields, dofs, named
 
 
 def add_window(parser, unit: str = "s"):

@@ -35,6 +35,7 @@ def add_parser(subparsers):
     common.add_results(p)
     common.add_analysis(p, several=True)
     common.add_columns(p)
+    common.add_elements(p)
     common.add_window(p)
     p.add_argument("--kind", "-k", choices=KINDS, default="time",
                    help="time: fields over time (default); phase: velocity against "
@@ -181,23 +182,32 @@ def _label(analysis, several: bool, text: str) -> str:
 def _time(results, args, size):
     analyses = common.pick_analyses(results, args.analysis, ("transient",),
                                     args.allow_incomplete, several=True)
-    fields = common.resolve_fields(analyses[0], args.field)
+    # one panel per nodal field, then one per force quantity (element forces, reactions)
+    fields, dofs, named = common.resolve_columns(results, analyses[0], args)
+    panels = [(field, dofs) for field in fields]
+    for quantity in dict.fromkeys(q for q, _, _ in named):     # in the order asked
+        pairs = [(name, component) for q, name, component in named if q == quantity]
+        if pairs:
+            panels.append((quantity, pairs))
     for analysis in analyses[1:]:
-        common.resolve_fields(analysis, fields)
-    dofs = common.resolve_dofs(results, args.node, args.component)
+        if fields:
+            common.resolve_fields(analysis, fields)
+        for quantity, pairs in panels[len(fields):]:
+            analysis.force_pairs(quantity, sorted({n for n, _ in pairs}),
+                                 sorted({c for _, c in pairs}))
     names = ", ".join(a.name for a in analyses) if len(analyses) <= 3 else \
         f"{len(analyses)} analyses"
-    figure, axes = _figure(results, size, args.dpi, rows=len(fields), kind=f"{names} over time")
+    figure, axes = _figure(results, size, args.dpi, rows=len(panels), kind=f"{names} over time")
     several = len(analyses) > 1
-    for ax, field in zip(axes, fields):
+    for ax, (quantity, columns) in zip(axes, panels):
         for analysis in analyses:
             i0, i1 = common.window(analysis, args.start, args.end)
-            curves = decimate(lambda rows, a=analysis: a.blocks(field, dofs, args.start, args.end,
-                                                               rows=rows),
+            curves = decimate(lambda rows, a=analysis: a.blocks(quantity, columns, args.start,
+                                                               args.end, rows=rows),
                               i1 - i0, size[0])
-            for (node, component), (t, y) in zip(dofs, curves):
-                ax.plot(t, y, lw=1, label=_label(analysis, several, f"{node} {component}"))
-        ax.set_ylabel(f"{field} [{common.unit(field, [c for _, c in dofs])}]")
+            for (name, component), (t, y) in zip(columns, curves):
+                ax.plot(t, y, lw=1, label=_label(analysis, several, f"{name} {component}"))
+        ax.set_ylabel(f"{quantity.replace('_', ' ')} [{_unit(quantity, columns)}]")
         ax.grid(True, alpha=0.3)
     if not args.no_events:
         _mark_events(axes, analyses, args.start, args.end, several)
@@ -205,6 +215,13 @@ def _time(results, args, size):
         ax.legend(loc="best", fontsize="small")
     axes[-1].set_xlabel("time [s]")
     return figure
+
+
+def _unit(quantity, columns) -> str:
+    if quantity in common.FORCES:
+        units = dict.fromkeys("N.m" if c.startswith("M") else "N" for _, c in columns)
+        return " or ".join(units)
+    return common.unit(quantity, [c for _, c in columns])
 
 
 def _mark_events(axes, analyses, start, end, several):

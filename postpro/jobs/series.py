@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from postpro.errors import PostproError
 from postpro.jobs import common
-from postpro.results import BLOCK_ROWS, HarmonicAnalysis, TransientAnalysis
+from postpro.results import BLOCK_ROWS, HarmonicAnalysis
 
-#: the fields of forces (element forces, reactions), written after the nodal fields
-FORCES = ("element_force", "reaction")
-COMPONENTS = {"element_force": ("N", "VY", "VZ", "MT", "MFY", "MFZ"),
-              "reaction": ("FX", "FY", "FZ", "MX", "MY", "MZ")}
+FORCES = common.FORCES
 
 DEFAULT_DIGITS = 12
 
@@ -29,9 +25,7 @@ def add_parser(subparsers):
     common.add_analysis(p)
     common.add_columns(p)
     common.add_window(p)
-    p.add_argument("--element", "-e", action="append", default=[], metavar="CELL",
-                   help="with --field element_force: the elements (cells) whose forces to "
-                        "write; repeatable (default: every element)")
+    common.add_elements(p)
     p.add_argument("--output", "-o", metavar="FILE", help="CSV file (default: stdout)")
     p.add_argument("--digits", type=common.positive_int, default=DEFAULT_DIGITS,
                    help=f"significant digits of the values (default {DEFAULT_DIGITS}; 17 "
@@ -43,22 +37,7 @@ def run(args) -> int:
     with common.open_results(args) as results:
         (analysis,) = common.pick_analyses(results, args.analysis, ("transient", "harmonic"),
                                            args.allow_incomplete)
-        forces = [f for f in args.field if f in FORCES]
-        if args.element and "element_force" not in forces:
-            raise PostproError("--element: give --field element_force with it")
-        if forces and not isinstance(analysis, (TransientAnalysis, HarmonicAnalysis)):
-            raise PostproError(f"{', '.join(forces)}: archived by transient and harmonic "
-                               f"analyses only")
-        nodal = [f for f in args.field if f not in FORCES]
-        fields = common.resolve_fields(analysis, nodal) if nodal or not forces else []
-        dofs = common.resolve_dofs(results, args.node, args.component) if fields else []
-        named = []
-        for quantity in forces:
-            names = args.element if quantity == "element_force" else args.node
-            # --component filters each quantity by the components that are its own
-            own = [c for c in args.component if c in COMPONENTS[quantity]]
-            named += [(quantity, name, component) for name, component in
-                      analysis.force_pairs(quantity, names, own)]
+        fields, dofs, named = common.resolve_columns(results, analysis, args)
         with common.text_output(args.output) as stream:
             write_series(stream, analysis, fields, dofs, args.start, args.end, args.digits,
                          named=named)
