@@ -151,8 +151,12 @@ class Results:
     def describe(self) -> str:
         """A short text summary: title, status, mesh size, then one line per analysis."""
         imposed = int(self.dof_imposed.sum())
+        cells = ", ".join(f"{len(c)} {kind}" for kind, c in self.cell_blocks.items())
+        groups = len(self.node_groups) + len(self.cell_groups)
         lines = [f"{self.path}: '{self.title}', status {self.status}",
-                 f"{len(self.node_names)} nodes, {self.ndof} dofs ({imposed} imposed)"]
+                 f"{len(self.node_names)} nodes{f' ({cells} cells)' if cells else ''}, "
+                 f"{self.ndof} dofs ({imposed} imposed)"
+                 f"{f', {groups} mesh groups' if groups else ''}"]
         for name in self.analyses:
             analysis = self.analysis(name, allow_incomplete=True)
             how = ", ".join(part for part in (analysis.basis, analysis.scheme) if part)
