@@ -796,7 +796,74 @@ class StaticAnalysis(_ForceColumns, Analysis):
         return dataset[column].item()
 
 
+class SpectralAnalysis(StaticAnalysis):
+    """A response spectrum analysis (kind ``spectral``): combined peak responses.
+
+    ``displacement``, ``element_force`` and ``reaction`` hold the peaks combined over the
+    modes and the directions (read them as a static analysis' values); ``by_direction/NAME``
+    (ndir, k) before combining the directions, ``by_mode/NAME`` (m, ndir, k) each mode's
+    signed peak, ``residual/NAME`` (ndir, k) the static share of the modes left out.
+    """
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        return tuple(_text(d) for d in self._dataset("directions")[()])
+
+    @property
+    def frequency(self) -> np.ndarray:
+        """The frequencies of the modes combined, Hz."""
+        return self._dataset("frequency")[()]
+
+    @property
+    def damping(self) -> np.ndarray:
+        """The damping ratio of each mode combined."""
+        return self._dataset("damping")[()]
+
+    @property
+    def participation_factor(self) -> np.ndarray:
+        """(m, ndir): phi_i^T M r_d of each mode and direction."""
+        return self._dataset("participation_factor")[()]
+
+    @property
+    def spectral_acceleration(self) -> np.ndarray:
+        """(m, ndir): the spectrum's pseudo-acceleration read for each mode, m/s^2."""
+        return self._dataset("spectral_acceleration")[()]
+
+    def _direction(self, direction: str) -> int:
+        if direction not in self.directions:
+            raise PostproError(f"{self._where}: no direction '{direction}' (directions: "
+                               f"{_listing(self.directions)})")
+        return self.directions.index(direction)
+
+    def _part(self, part: str, quantity: str, name: str, component: str) -> h5py.Dataset:
+        if quantity == "displacement":
+            column = self._results.dof(name, component)
+        else:
+            column = self._named_column(quantity, name, component)[1]
+        dataset = self._group.get(f"{part}/{quantity}")
+        if not isinstance(dataset, h5py.Dataset):
+            raise PostproError(f"{self._where} holds no {part}/{quantity}")
+        return dataset, column
+
+    def modal_peak(self, quantity: str, name: str, component: str, mode: int,
+                   direction: str) -> float:
+        """The signed peak of one mode (its number in the modes analysis) along one direction:
+        ``quantity`` displacement (``name`` a node), element_force (a cell) or reaction."""
+        numbers = [int(n) for n in self._dataset("mode_numbers")[()]]
+        if mode not in numbers:
+            raise PostproError(f"{self._where}: mode {mode} was not combined (modes: "
+                               f"{_listing(numbers)})")
+        dataset, column = self._part("by_mode", quantity, name, component)
+        return dataset[numbers.index(mode), self._direction(direction), column].item()
+
+    def direction_peak(self, quantity: str, name: str, component: str, direction: str) -> float:
+        """The peak along one direction, its modes combined (and its residual added)."""
+        dataset, column = self._part("by_direction", quantity, name, component)
+        return dataset[self._direction(direction), column].item()
+
+
 _ANALYSIS_CLASSES = {
+    "spectral": SpectralAnalysis,
     "static": StaticAnalysis,
     "transient": TransientAnalysis,
     "harmonic": HarmonicAnalysis,

@@ -264,11 +264,11 @@ def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
     if isinstance(analysis, StaticAnalysis) and spec.quantity in layout.FIELDS + (
             "element_force", "reaction"):
         if spec.quantity == "displacement":
-            return analysis.value(spec.node, spec.component), "static"
+            return analysis.value(spec.node, spec.component), analysis.kind
         if spec.quantity == "element_force":
-            return analysis.element_force(spec.element, spec.component), "static"
+            return analysis.element_force(spec.element, spec.component), analysis.kind
         if spec.quantity == "reaction":
-            return analysis.reaction(spec.node, spec.component), "static"
+            return analysis.reaction(spec.node, spec.component), analysis.kind
     if spec.time is None and spec.quantity in layout.FIELDS + ("element_force", "reaction"):
         raise PostproError(f"quantity '{spec.quantity}' of a {analysis.kind} analysis needs "
                            f"a time")

@@ -4,8 +4,11 @@ one unit per column."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import h5py
 import numpy as np
+import pytest
 
 from fem.cli import main
 
@@ -86,8 +89,18 @@ def _units(dataset) -> list[str]:
     return [u.decode() if isinstance(u, bytes) else str(u) for u in units]
 
 
-def test_every_float_dataset_states_its_unit(tmp_path):
-    path = _run(tmp_path)
+def _spectral_run(tmp_path):
+    from fem.cli import main
+
+    study = Path(__file__).resolve().parents[1] / "studies" / "spectral_frame.toml"
+    out = tmp_path / "spectral.h5"
+    assert main(["run", str(study), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("study", ["every kind", "spectral"])
+def test_every_float_dataset_states_its_unit(tmp_path, study):
+    path = _run(tmp_path) if study == "every kind" else _spectral_run(tmp_path)
     missing = []
     with h5py.File(path, "r") as f:
         def visit(name, obj):
@@ -149,14 +162,14 @@ def test_rotation_series_are_read_in_rad(tmp_path):
     assert abs(abs(twist[0]) - static[1]) < 0.02 * static[1]
 
 
-def test_the_results_format_page_names_every_dataset_and_attribute(tmp_path):
+@pytest.mark.parametrize("study", ["every kind", "spectral"])
+def test_the_results_format_page_names_every_dataset_and_attribute(tmp_path, study):
     """docs/results_format.md documents what the file holds: each dataset, group and
-    attribute name written for this study (which has every kind of analysis) is on it."""
-    from pathlib import Path
-
+    attribute name written for this study (which has every kind of analysis but spectral)
+    and for the spectral study is on it."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "results_format.md").read_text()
-    path = _run(tmp_path)
-    own = {"run", "modal", "frf", "modes", "cmodes", "stop"}       # the study's names
+    path = _run(tmp_path) if study == "every kind" else _spectral_run(tmp_path)
+    own = {"run", "modal", "frf", "modes", "cmodes", "stop", "seismic"}  # the studies' names
     names = set()
     with h5py.File(path, "r") as f:
         names.update(f.attrs)

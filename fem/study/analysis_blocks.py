@@ -7,6 +7,7 @@ import math
 
 from fem.errors import StudyError
 from fem import catalog
+from fem.study.spectral_blocks import spectral_keys
 from fem.study.specs import ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec, step_limit
 from fem.validate import Table, check_float_list
 
@@ -39,7 +40,7 @@ def _steps(t: Table):
     return out
 
 
-def _analysis(t: Table, i, loads, links, functions, base=None) -> AnalysisSpec:
+def _analysis(t: Table, i, loads, links, functions, base=None, spectra=None) -> AnalysisSpec:
     kind = t.str("kind", choices=ANALYSIS_KINDS)
     name = t.str("name", f"{kind}{i + 1}")
     p: dict = {}
@@ -57,6 +58,8 @@ def _analysis(t: Table, i, loads, links, functions, base=None) -> AnalysisSpec:
     elif kind == "static":
         p["loads"] = _loads_subset(t, loads)
         p["time"] = t.float("time", None)
+    elif kind == "spectral":
+        spectral_keys(t, p, spectra or {})
     else:
         _harmonic(t, p, loads)
     t.done()
@@ -318,7 +321,8 @@ def _checks(raw, analyses):
         else:
             a = by_name[s.analysis]
         kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else \
-            ("transient", "static") if s.quantity in ("displacement",) + FORCE_FIELDS else \
+            ("transient", "static", "spectral") if s.quantity in ("displacement",) + FORCE_FIELDS \
+            else \
             ("transient",)
         if a.kind not in kinds:
             raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
@@ -333,9 +337,9 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
                              f"fields")
-        if a.kind == "static" and (s.time is not None or s.interpolate):
+        if a.kind in ("static", "spectral") and (s.time is not None or s.interpolate):
             raise StudyError(f"check[{i + 1}].{'time' if s.time is not None else 'interpolate'}"
-                             f": analysis '{a.name}' is static: its checks take no time")
+                             f": analysis '{a.name}' is {a.kind}: its checks take no time")
         if a.kind == "transient" and s.time is None and \
                 s.quantity in FIELDS + FORCE_FIELDS:
             raise StudyError(f"check[{i + 1}]: missing key 'time' (quantity '{s.quantity}' of "

@@ -10,6 +10,7 @@ from fem.study.analysis_blocks import (_analysis, _check_function_domains, _chec
                                        _cross_check_analyses)
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
                                     _mesh, _rayleigh, _relation)
+from fem.study.spectral_blocks import spectra as design_spectra
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
 from fem.validate import Table
 
@@ -93,7 +94,8 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     initial = tuple(_initial(t, components) for t in root.tables("initial"))
     links = tuple(_link(t, i, components) for i, t in enumerate(root.tables("link")))
     _unique([lk.name for lk in links], "link", "name")
-    analyses = tuple(_analysis(t, i, loads, links, functions, base)
+    spectra = design_spectra(root.table("spectra", None))
+    analyses = tuple(_analysis(t, i, loads, links, functions, base, spectra)
                      for i, t in enumerate(root.tables("analysis")))
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
@@ -109,7 +111,8 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     return Study(path=path, source=source, title=title, mesh=mesh, components=components,
                  discrete=discrete, imposed=tuple(imposed), relations=tuple(relations),
                  functions=functions, loads=loads, initial=initial, links=links,
-                 analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh)
+                 analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh,
+                 spectra=spectra)
 
 
 def _unique(names, block, key):
