@@ -32,8 +32,10 @@ from fem.exact.events import crosses
 MAX_CONDITION = 1e6
 #: sampling interval of event functions, times the inverse of the fastest exponent
 SAMPLE_FACTOR = 0.5
-#: samples evaluated per block while searching for an event
+#: samples evaluated per block while searching for an event (the first block is shorter:
+#: most pieces end within a few samples)
 BLOCK = 64
+FIRST_BLOCK = 16
 _EPS = float(np.finfo(float).eps)
 
 
@@ -208,119 +210,189 @@ class SpectralPhase:
         return None if found is False else found
 
 
-class Piece:
-    """The closed-form solution  z(s) = sum_j W_j exp(nu_j s)  from one instant, in a phase
-    and on a stretch of constant forcing form."""
+# --------------------------------------------------------------------------- pieces
+# A piece is the closed-form solution z(s) = Re sum_j W[:, j] exp(nu_j s) from one instant, in
+# one phase and on a stretch of one forcing form; the functions below are compiled, called by
+# the exact scheme's piece kernel (``fem.integrators.exact_pieces``) for whole pieces.
 
-    def __init__(self, nu: np.ndarray, W: np.ndarray, n: int):
-        self.nu = nu
-        self.W = W
-        self.n = n
-
-    def exps(self, s):
-        return np.exp(np.multiply.outer(np.atleast_1d(np.asarray(s, float)), self.nu))
-
-    def states(self, s) -> np.ndarray:
-        """z(s) (ns, 2n)."""
-        return (self.exps(s) @ self.W.T).real
-
-    def rates(self, s) -> np.ndarray:
-        """z'(s) (ns, 2n)."""
-        return ((self.exps(s) * self.nu) @ self.W.T).real
-
-    def row(self, r: np.ndarray) -> np.ndarray:
-        """Coefficients of r . z(s) on the exponentials."""
-        return r @ self.W
-
-
-def make_piece(phase: SpectralPhase, z0: np.ndarray, forcing, key) -> Piece | None:
-    """The piece from state z0 in ``phase`` under ``forcing`` = (mu (K,), state-space forcing
-    vectors (2n, K)) already shifted to the start of the piece; ``key`` names the forcing
-    vectors for the cache of particular solutions (None: no caching)."""
-    mu, vectors = forcing
-    P = np.zeros((len(z0), len(mu)), complex)
-    for k in range(len(mu)):
-        if not np.any(vectors[:, k]):
-            continue
-        unit = phase.particular(mu[k], None if key is None else (key, k), vectors[:, k])
-        if unit is None:
-            return None
-        P[:, k] = unit
-    y = phase.Vinv @ (z0 - P.sum(axis=1))
-    n = len(z0) // 2
-    return Piece(np.concatenate([phase.lam, mu]), np.column_stack([phase.V * y, P]), n)
+@numba.njit(cache=True, nogil=True)
+def piece_weights(V, Vinv, P, mu, shift, z0):
+    """W (2n, J0 + K): the free part V diag(y) with y = V^-1 (z0 - sum_k P_k(shift)), then the
+    particular solutions P_k(shift) = P[:, k] exp(mu_k shift) of the forcing terms (P relative
+    to the origin of the forcing, ``shift`` the start of the piece after that origin)."""
+    m, j0 = V.shape
+    K = mu.size
+    W = np.empty((m, j0 + K), np.complex128)
+    rest = np.empty(m, np.complex128)
+    for r in range(m):
+        rest[r] = z0[r]
+    for k in range(K):
+        f = cmath.exp(mu[k] * shift)
+        for r in range(m):
+            x = P[r, k] * f
+            W[r, j0 + k] = x
+            rest[r] -= x
+    for j in range(j0):
+        y = 0j
+        for r in range(m):
+            y += Vinv[j, r] * rest[r]
+        for r in range(m):
+            W[r, j] = V[r, j] * y
+    return W
 
 
-def integral_factor(x: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """int_0^s exp(x u) du for every s (ns,) and x (...): (ns, ...) complex."""
-    x = np.asarray(x, complex)
-    s = np.asarray(s, float).reshape((-1,) + (1,) * x.ndim)
+@numba.njit(cache=True, nogil=True)
+def exponentials(x, s, out):
+    """exp(x_j s) into out."""
+    for j in range(x.size):
+        out[j] = cmath.exp(x[j] * s)
+
+
+@numba.njit(cache=True, nogil=True)
+def piece_state(W, nu, e, z, rate):
+    """z(s) and z'(s) (real parts) into z, rate (2n,), from e = exp(nu s)."""
+    for r in range(z.size):
+        z[r] = 0.0
+        rate[r] = 0.0
+    for j in range(nu.size):
+        de = e[j] * nu[j]
+        for r in range(z.size):
+            z[r] += (W[r, j] * e[j]).real
+            rate[r] += (W[r, j] * de).real
+
+
+@numba.njit(cache=True, nogil=True)
+def cexpm1(x):
+    """exp(x) - 1 for a complex x, accurate near zero (numpy's formula)."""
+    a = math.sin(0.5 * x.imag)
+    return complex(math.expm1(x.real) * math.cos(x.imag) - 2.0 * a * a,
+                   math.exp(x.real) * math.sin(x.imag))
+
+
+@numba.njit(cache=True, nogil=True)
+def exp_integral(x, s, ex):
+    """int_0^s exp(x u) du = (exp(x s) - 1) / x, given ex = exp(x s) (s when x = 0; expm1
+    where x s is small)."""
+    if x.real == 0.0 and x.imag == 0.0:
+        return complex(s, 0.0)
     xs = x * s
-    small = np.abs(x) == 0
-    safe = np.where(small, 1.0, x)
-    return np.where(small, s + 0 * xs, np.expm1(xs) / safe)
+    if abs(xs) < 0.5:
+        return cexpm1(xs) / x
+    return (ex - 1.0) / x
 
 
-def quadratic_integral(piece: Piece, Q: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """int_0^s v(u)^T Q v(u) du (ns,) for the velocity v = z[n:] of the piece."""
-    if not np.any(Q):
-        return np.zeros(len(s))            # no damper: nothing to integrate
-    Wv = piece.W[piece.n:]
-    coefficients = Wv.T @ Q @ Wv                          # (J, J)
-    x = piece.nu[:, None] + piece.nu[None, :]
-    return np.einsum("sjl,jl->s", integral_factor(x, s), coefficients).real
+@numba.njit(cache=True, nogil=True)
+def quadratic_coefficients(Wv, Q):
+    """Wv^T Q Wv (J, J): int v^T Q v = sum_jl those times int exp((nu_j + nu_l) u)."""
+    n, J = Wv.shape
+    QW = np.zeros((n, J), np.complex128)
+    for r in range(n):
+        for q in range(n):
+            if Q[r, q] != 0.0:
+                for j in range(J):
+                    QW[r, j] += Q[r, q] * Wv[q, j]
+    out = np.zeros((J, J), np.complex128)
+    for j in range(J):
+        for r in range(n):
+            if Wv[r, j] != 0:
+                for l in range(J):
+                    out[j, l] += Wv[r, j] * QW[r, l]
+    return out
 
 
-def work_integral(piece: Piece, mu: np.ndarray, forces: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """int_0^s f(u) . v(u) du (ns,) for f(u) = sum_k forces[:, k] exp(mu_k u)."""
-    if len(mu) == 0:
-        return np.zeros(len(np.atleast_1d(s)))
-    Wv = piece.W[piece.n:]
-    coefficients = forces.T @ Wv                          # (K, J)
-    x = mu[:, None] + piece.nu[None, :]
-    return np.einsum("skj,kj->s", integral_factor(x, s), coefficients).real
+@numba.njit(cache=True, nogil=True)
+def work_coefficients(Wv, forces):
+    """forces^T Wv (K, J): int f . v = sum_kj those times int exp((mu_k + nu_j) u)."""
+    n, J = Wv.shape
+    K = forces.shape[1]
+    out = np.zeros((K, J), np.complex128)
+    for k in range(K):
+        for r in range(n):
+            if forces[r, k] != 0:
+                for j in range(J):
+                    out[k, j] += forces[r, k] * Wv[r, j]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_integral(coefficients, x, y, ex, ey, s):
+    """Re sum_jl coefficients[j, l] int_0^s exp((x_j + y_l) u) du, given ex = exp(x s) and
+    ey = exp(y s)."""
+    total = 0.0
+    for j in range(coefficients.shape[0]):
+        for l in range(coefficients.shape[1]):
+            c = coefficients[j, l]
+            if c != 0:
+                total += (c * exp_integral(x[j] + y[l], s, ex[j] * ey[l])).real
+    return total
 
 
 # --------------------------------------------------------------------------- events
 
-def first_root(piece: Piece, rows: np.ndarray, offsets: np.ndarray, directions: np.ndarray,
-               span: float, skip_start: bool):
-    """(index, s) of the earliest crossing in (0, span] of g_e(s) = rows_e . z(s) + offsets_e
-    in its direction (+1 up, -1 down), or None.
+@numba.njit(cache=True, nogil=True)
+def first_root(coefficients, nu, offsets, directions, span, skip_start):
+    """(index, s) of the earliest crossing in (0, span] of g_e(s) = Re sum_j
+    coefficients[e, j] exp(nu_j s) + offsets_e in its direction (+1 up, -1 down), or (-1, 0).
 
-    The functions are sampled at intervals of SAMPLE_FACTOR / max|nu| with their derivatives;
-    a sign change brackets a root, a sign change of the derivative an extremum that may cross
-    (a grazing pair of roots). Roots are polished by Newton's method kept inside the bracket.
+    The functions are sampled at intervals of SAMPLE_FACTOR / max|nu| with their derivatives
+    (the exponents that enter them), in blocks of BLOCK samples; a sign change brackets a
+    root, a sign change of the derivative an extremum that may cross (a grazing pair of
+    roots). Roots are polished by Newton's method kept inside the bracket. With
+    ``skip_start`` a function at zero at s = 0 (the event just handled) is judged by its
+    rate there, and one more sample just after the start shows the way out of zero of a
+    function at zero with a zero rate (a bond just released).
     """
-    coefficients = rows @ piece.W                          # (ne, J)
-    nu = piece.nu
-    live = np.any(coefficients != 0, axis=0)
-    fastest = float(np.max(np.abs(nu[live]))) if np.any(live) else 0.0
-    delta = span if fastest == 0 else min(span, SAMPLE_FACTOR / fastest)
+    ne, J = coefficients.shape
+    fastest = 0.0
+    for j in range(J):
+        for e in range(ne):
+            if coefficients[e, j] != 0:
+                fastest = max(fastest, abs(nu[j]))
+                break
+    delta = span if fastest == 0.0 else min(span, SAMPLE_FACTOR / fastest)
     count = max(1, int(math.ceil(span / delta - 1e-9)))
-    scale = np.maximum(np.abs(coefficients).sum(axis=1), np.abs(offsets))
-    scale = np.where(scale > 0, scale, 1.0)
+    scale = np.empty(ne)
+    for e in range(ne):
+        size = 0.0
+        for j in range(J):
+            size += abs(coefficients[e, j])
+        size = max(size, abs(offsets[e]))
+        scale[e] = size if size > 0 else 1.0
+    exps = np.empty(J, np.complex128)
     start = 0
     while start < count:
-        stop = min(count, start + BLOCK)
-        s = np.minimum(np.arange(start, stop + 1) * delta, span)
-        if start == 0 and skip_start:
-            # a function at zero with zero rate at the start (a bond just released) shows its
-            # way out of zero just after: one more sample there
-            s = np.insert(s, 1, min(1e-4 * delta, 0.5 * s[1]))
-        E = np.exp(np.multiply.outer(s, nu))
-        g = (E @ coefficients.T).real + offsets            # (ns, ne)
-        dg = ((E * nu) @ coefficients.T).real
-        if start == 0 and skip_start:
-            # a function at zero at s = 0 has just had its event: judge it by its rate
-            tiny = np.abs(g[0]) <= 1e-12 * scale
-            g[0] = np.where(tiny, dg[0] * delta * 1e-6, g[0])
-        e, root = _earliest(s, g, dg, np.asarray(directions, float), coefficients, nu,
-                            np.asarray(offsets, float))
+        stop = min(count, start + (FIRST_BLOCK if start == 0 else BLOCK))
+        extra = 1 if (start == 0 and skip_start) else 0
+        ns = stop - start + 1 + extra
+        s = np.empty(ns)
+        s[0] = min(start * delta, span)
+        for i in range(1, stop - start + 1):
+            s[i + extra] = min((start + i) * delta, span)
+        if extra:
+            s[1] = min(1e-4 * delta, 0.5 * s[2])
+        g = np.empty((ns, ne))
+        dg = np.empty((ns, ne))
+        for i in range(ns):
+            for j in range(J):
+                exps[j] = cmath.exp(nu[j] * s[i])
+            for e in range(ne):
+                value = 0.0
+                rate = 0.0
+                for j in range(J):
+                    x = coefficients[e, j] * exps[j]
+                    value += x.real
+                    rate += (x * nu[j]).real
+                g[i, e] = value + offsets[e]
+                dg[i, e] = rate
+        if extra:
+            for e in range(ne):
+                if abs(g[0, e]) <= 1e-12 * scale[e]:
+                    g[0, e] = dg[0, e] * delta * 1e-6
+        e, root = _earliest(s, g, dg, directions, coefficients, nu, offsets)
         if e >= 0:
             return e, root
         start = stop
-    return None
+    return -1, 0.0
 
 
 @numba.njit(cache=True, nogil=True)

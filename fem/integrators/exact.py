@@ -39,17 +39,24 @@ import numpy as np
 from fem.errors import SolverError
 from fem.exact.events import first_event
 from fem.exact.propagator import Propagator, polynomial_coefficients
-from fem.exact.spectral import (SpectralPhase, first_root, forcing_terms, make_piece,
-                                quadratic_integral, work_integral)
+from fem.exact.spectral import SpectralPhase
 from fem.integrators.base import Scheme
+from fem.integrators.events import MAX_CASCADE
 from fem.integrators.exact_phases import Phases
-from fem.integrators.kernels import DIVERGED, DONE, EVENT, diverged
-from fem.links.columns import CMP, FN, G0, LAM, MODE, OPEN
+from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, add_form,
+                                          build_form, empty_table, make_scratch, run_pieces)
+from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged
+from fem.linalg import as_csr
+from fem.links.columns import CMP, FN, G0, KIND, LAM, MODE, MU, NV, OPEN, RIGID
+from fem.study.specs import step_limit
 
 SMOOTH_DEGREE = 8
 #: largest interpolation error of a smooth forcing on a step, relative to its size there
 FORCING_TOLERANCE = 1e-12
 
+
+#: the most closed forms kept at once (phases met on one stretch of the loads)
+MAX_FORMS = 64
 
 #: the most steps of 4 / omega_max the exact scheme takes to follow a phase to the end
 MAX_RESOLVED_STEPS = 1e7
@@ -76,8 +83,31 @@ class ExactScheme(Scheme):
         self._after_event = False
         self._segment = None
         self._archive_scratch = None
+        nc = self.P.shape[0]
+        self._scratch = make_scratch(self.n, self.phases.nb, nc, NV, self.L.shape[0])
+        #: the pieces take the events of frictionless shock contacts themselves
+        self._internal = bool(nc) and not np.any(self.P[:, KIND] == RIGID) and not np.any(
+            self.P[:, MU] > 0)
+        self._cascade = MAX_CASCADE * max(1, nc)
+        self._log_room = self.log.time.size // 2
+        self._mdiag, self._mfull = self._mass_inverse()
+        self._table = empty_table(nc)
+        self._stretch = -1
+        self._generation = 0
 
     # ------------------------------------------------------------------ helpers
+    def _mass_inverse(self):
+        """(diagonal of M^-1, or empty; M^-1 dense when M is not diagonal), as
+        ``Scheme.mass_solve`` applies it."""
+        n = self.n
+        if self.dyn.basis == "modal":
+            return np.ones(n), np.zeros((0, 0))
+        M = as_csr(self.dyn.mass)
+        d = M.diagonal()
+        if M.nnz == np.count_nonzero(d):
+            return np.where(d != 0, 1.0 / np.where(d != 0, d, 1.0), 0.0), np.zeros((0, 0))
+        return np.zeros(0), np.ascontiguousarray(self.phases.Minv)
+
     def _forcing(self, t):
         t = np.atleast_1d(np.asarray(t, float))
         return np.column_stack([self.dyn.load_values(t), np.ones(len(t))])
@@ -106,28 +136,47 @@ class ExactScheme(Scheme):
     def begin(self, chunk):
         super().begin(chunk)
         self._knot = 1
+        self._step_limit = step_limit.get()
 
     def advance(self, out, row):
         ch = self.chunk
         t_end = float(ch.times[-1])
         self.exact_event = None
         while self.t < t_end:
-            stops = [b for b in self.breaks if self.t < b < t_end]
-            stop = min(stops) if stops else t_end
+            stop, stretch = self._stop(t_end)
             ph = self.phases.get(self.buf.CV[self.cur])
-            self._resolvable(ph)
-            result = self._closed_form(ph, stop, out, row)
-            if result is None:
-                result = self._propagate(ph, stop, out, row)
-            status, row = result
+            if not ph.resolved:
+                self._resolvable(ph)
+                ph.resolved = True
+            slot = self._slot(ph, stretch, stop)
+            if slot < 0:
+                status, row = self._propagate(ph, stop, out, row)
+            else:
+                status, row = self._pieces(slot, stop, out, row)
+                if status == HANDLED:
+                    return FULL, row        # the driver drains the log, checks the steps
+                if status == NEED_FORM:
+                    continue
             if status != DONE:
                 return status, row
         return DONE, row
 
+    def _stop(self, t_end):
+        """(end of the stretch from t: the next breakpoint of the loads before t_end, else
+        t_end; the index of the stretch between breakpoints)."""
+        breaks = self.breaks
+        if not len(breaks):
+            return t_end, 0
+        i = int(np.searchsorted(breaks, self.t, "right"))
+        if i < len(breaks) and breaks[i] < t_end:
+            return float(breaks[i]), i
+        return t_end, i
+
     def _resolvable(self, ph):
         """Stop with a clear error when following the motion of the phase to the end of the
         analysis would take more than MAX_RESOLVED_STEPS steps of 4 / omega_max (a mass of
-        1e-300, a stiffness of 1e308): the fastest dof and the links' modes are named."""
+        1e-300, a stiffness of 1e308): the fastest dof and the links' modes are named. Tested
+        when the phase is first entered (the time left only shrinks)."""
         left = max(getattr(self, "t_final", self.t) - self.t, 0.0)
         if not ph.omega * left / 4.0 > MAX_RESOLVED_STEPS:
             return
@@ -157,73 +206,63 @@ class ExactScheme(Scheme):
             self._knot += 1
         return out
 
-    def _closed_form(self, ph, stop, out, row):
-        """One closed-form piece from t, up to the first event or ``stop``; None when the
-        phase or its loads do not allow it."""
+    def _slot(self, ph, stretch, stop):
+        """The row of the closed form of phase ph on the stretch of the loads from t in the
+        table of forms (``exact_pieces``), built when the phase is first met on the stretch;
+        -1 when the phase or its loads do not allow it."""
         if ph.imposed_rows or not ph.constant_forcing_only or ph.friction:
-            return None
+            return -1
+        if stretch != self._stretch or len(self._table.index) >= MAX_FORMS:
+            self._table = empty_table(self.P.shape[0])
+            self._stretch = stretch
+            self._generation += 1
+        if ph.form is not None and ph.form[0] == self._generation:
+            return ph.form[1]
         if ph.spectral is None:
             ph.spectral = SpectralPhase(ph.A)
-        spectral = ph.spectral
-        if not spectral.ok:
-            return None
-        n, nb = self.n, self.phases.nb
-        t0 = self.t
-        # the external forces B w(t) and the state-space forcing E u(t) as sums of
-        # exponentials of (t - t0) on the stretch (one decomposition of the load columns)
-        B = self.phases.B
-        terms = forcing_terms(self.dyn.columns, np.vstack([B, ph.E[:, :nb]]), t0, stop)
-        if terms is None:
-            return None
-        mu, both = terms
-        forces = both[:B.shape[0]]
-        vectors, mus = self._state_forcing(ph, mu, both[B.shape[0]:])
-        piece = make_piece(spectral, self._z(), (mus, vectors), None)
-        if piece is None:
-            return None
-        span = stop - t0
-        offsets = ph.ru[:, nb] if len(ph.ru) else np.zeros(0)
-        found = None
-        if len(ph.rz):
-            found = first_root(piece, ph.rz, offsets, -np.ones(len(offsets)), span,
-                               skip_start=self._after_event)
-        s_end = span if found is None else found[1]
-        ks = self._knots_until(s_end, strict=found is not None)
-        E0 = self.buf.E[self.cur].copy()
-        if ks:
-            s = self.chunk.times[ks] - t0
-            Z, R = piece.states(s), piece.rates(s)
-            row = self._archive(out, row, self.chunk.times[ks], Z, R, ph, piece, mu, forces,
-                                s, E0)
-        s1 = np.array([s_end])
-        z1 = piece.states(s1)[0]
-        a1 = piece.rates(s1)[0][n:]
-        E1 = E0 + self._energy_closed(ph, piece, mu, forces, s1)[0]
-        return self._finish(ph, z1, a1, E1, t0 + s_end, found), row
+        breaks = self.breaks
+        end = float(breaks[stretch]) if stretch < len(breaks) else max(
+            getattr(self, "t_final", stop), stop)
+        packed = build_form(ph, self.phases, self.dyn.columns, self.t, end)
+        slot = -1
+        if packed is not None:
+            slot = len(self._table.index)
+            # the pieces find the form of the modes after an event by those modes alone
+            key = self.buf.CV[self.cur][:, MODE] if self.phases.by_modes else np.full(
+                self.P.shape[0], np.nan)
+            self._table = add_form(self._table, packed, key)
+        ph.form = (self._generation, slot)
+        return slot
 
-    def _state_forcing(self, ph, mu, vectors):
-        """(vectors (2n, K), mu (K,)): E u(t0 + s) = sum_k vectors_k exp(mu_k s), from the
-        terms (mu, vectors) of its load columns and the constant column of E."""
-        nb = self.phases.nb
-        vectors = np.array(vectors, complex)
-        const = ph.E[:, nb]
-        if np.any(const):
-            zero = np.flatnonzero(mu == 0)
-            if len(zero):
-                vectors[:, zero[0]] += const
-            else:
-                mu = np.append(mu, 0j)
-                vectors = np.column_stack([vectors, const.astype(complex)])
-        # shift to the start of the piece: terms exp(mu (t - a)) are already relative to a
-        return vectors, mu
-
-    def _energy_closed(self, ph, piece, mu, forces, s):
-        """(work, structural, links) integrals (ns, 3) over [0, s] of a closed-form piece."""
-        Es = quadratic_integral(piece, ph.C_struct, s)
-        El = quadratic_integral(piece, ph.C_links, s)
-        Ew = work_integral(piece, mu, np.asarray(forces, complex), s) if len(mu) else \
-            np.zeros(len(s))
-        return np.column_stack([Ew, Es, El])
+    def _pieces(self, slot, stop, out, row):
+        """Closed-form pieces from t, up to ``stop`` or an event for the driver, in one
+        compiled call (``exact_pieces.run_pieces``)."""
+        ch = self.chunk
+        left = max(self._step_limit - self.steps, 1)
+        status, slot, cur, self._knot, row, e, t1, pieces = self.call(run_pieces)(
+            self._table, slot, self.t, stop, self._after_event, ch.times, ch.W, ch.archive,
+            self._knot, out, row, self.P, self.kin, self.ops, self.buf, self.cur,
+            self._scratch, self._internal, self._mdiag, self._mfull, self.log, self._cascade,
+            self._log_room, left)
+        self.steps += pieces
+        self.cur = cur
+        w1 = self._scratch.w.copy()
+        self._trial = self.pending = (t1, w1)
+        if status == EVENT:
+            fi, index = self._table.fi, self._table.index[slot]
+            self.exact_event = (int(fi[index[OI] + e]), int(fi[index[OI] + index[NE] + e]))
+            self._after_event = True
+        elif status == DIVERGED:
+            self.pending = (t1, None)
+        elif status == CASCADE:
+            last = self.log.contact[max(int(self.log.count[0]) - 1, 0)]
+            raise SolverError(f"{self.label}: the modes of link '{self.links.link_of(last)}' "
+                              f"keep changing at t = {t1:.12g} s (endless cascade of events "
+                              f"at one instant)")
+        else:
+            self.t, self.w = t1, w1
+            self._after_event = e >= 0
+        return status, row
 
     def _propagate(self, ph, stop, out, row):
         """One propagator step from t (at most 4 / omega_max, landing on the next archived
@@ -326,10 +365,6 @@ class ExactScheme(Scheme):
             cv[c, LAM] = cv[c, FN] = cv[c, G0] = value
             if value > 0:
                 cv[c, CMP] = 1.0
-
-    def _archive(self, out, row, times, Z, R, ph, piece, mu, forces, s, E0):
-        Erows = E0 + self._energy_closed(ph, piece, mu, forces, s)
-        return self._archive_rows(out, row, times, Z, R, ph, Erows)
 
     def _archive_rows(self, out, row, times, Z, R, ph, Erows):
         from fem.integrators.kernels import archive_states

@@ -26,6 +26,10 @@ class Phase:
         self.spectral = None
         self.propagators = {}
         self.omega = 0.0
+        #: (stretch of the loads, its closed form or None): ``ExactScheme._form``
+        self.form = None
+        #: the phase was tested by ``ExactScheme._resolvable``
+        self.resolved = False
 
 
 class Phases:
@@ -54,6 +58,10 @@ class Phases:
         kin = scheme.kin
         self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
         self.cache: dict = {}
+        #: without friction the phase is that of the modes alone: found by their bytes
+        self.by_modes = not np.any((self.P[:, KIND] != RIGID) & (self.P[:, MU] > 0)) \
+            if len(self.P) else True
+        self._fast: dict = {}
 
     # ------------------------------------------------------------------ contact rows
     def _rows(self, c, vector):
@@ -81,6 +89,17 @@ class Phases:
         return tuple(out)
 
     def get(self, cv) -> Phase:
+        if self.by_modes:
+            modes = cv[:, MODE].tobytes()
+            found = self._fast.get(modes)
+            if found is None:
+                found = self._fast[modes] = self._get(cv)
+                if len(self._fast) > 256:
+                    self._fast.clear()
+            return found
+        return self._get(cv)
+
+    def _get(self, cv) -> Phase:
         key = self.key(cv)
         found = self.cache.get(key)
         if found is None:
