@@ -7,7 +7,8 @@ V2: one node of 156 kg on 2e6 N/m, F(t) = 3000 sin(2 pi 5 t) N, an obstacle 1e-3
 140 entry and exit times. The 20-mode case is a chain of 20 masses of 7.8 kg (N0 clamped,
 springs of 4e7 N/m, so that the tip sees 2e6 N/m), the force and the obstacle on the tip.
 
-    python bench/impact.py [--python-steps 20000] [--repeats 3]
+    python bench/impact.py [--python-steps 20000] [--repeats 3] [--ratio-repeats 10]
+    python bench/impact.py --exact-only         # only the exact analysis against DOP853
 
 Rows:
 - fem modal CD, loop: the compiled step loop alone (the engine's central differences,
@@ -27,11 +28,18 @@ Rows:
   study restricted to them: the analysis' wall time, best of the repeats after a first run,
   and in brackets that first run in the process (it includes loading the compiled code from
   numba's disk cache, or compiling it).
+
+The ratio: fem's exact analysis (its wall time, as above: the driver from the initial state,
+the phases and their closed forms, every piece, the events, the archive and the writing to the
+results file) against scipy's DOP853 chained on the events at rtol 1e-10 (``scipy_events``),
+the two run in turn ``--ratio-repeats`` times after a warm-up of each, best of each; target:
+exact at least RATIO_TARGET times faster.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 import time
@@ -52,6 +60,9 @@ END, DT, EVERY = 4.0, 4e-6, 25
 #: the sums run in another order, and the contact amplifies round-off (p = r . q - gap is a
 #: small difference of two larger numbers, times a stiffness of 1e10 N/m)
 AGREEMENT = 1e-7
+#: the exact analysis of V2 must be at least this many times faster than DOP853 at rtol 1e-10
+RATIO_TARGET = 8.0
+RATIO_RTOL = 1e-10
 
 
 # ------------------------------------------------------------------------------------------
@@ -285,6 +296,36 @@ def scipy_events(rtol=1e-12):
     return time.perf_counter() - start, np.array(times)
 
 
+def exact_against_dop853(path: Path, repeats: int):
+    """The exact analysis of ``path`` and DOP853 at RATIO_RTOL in turn, ``repeats`` times
+    after one warm-up run of each: (best analysis wall time, best DOP853 time, their event
+    times)."""
+    run_file(path, "exact")
+    scipy_events(RATIO_RTOL)
+    best_exact = best_dop = math.inf
+    events = dop_events = None
+    for _ in range(repeats):
+        wall, _, events, _ = run_file(path, "exact")
+        best_exact = min(best_exact, wall)
+        elapsed, dop_events = scipy_events(RATIO_RTOL)
+        best_dop = min(best_dop, elapsed)
+    return best_exact, best_dop, events, dop_events
+
+
+def ratio_report(exact_time, dop_time, exact_events, dop_events, reference) -> tuple[str, bool]:
+    """The lines of the ratio against DOP853 and whether the target is met."""
+    ratio = dop_time / exact_time
+    met = ratio >= RATIO_TARGET and len(exact_events) == len(reference)
+    lines = [
+        f"fem exact (analysis, best): {exact_time * 1e3:.1f} ms, {len(exact_events)} events, "
+        f"max |t - t_ref| {event_error(exact_events, reference)} s",
+        f"scipy DOP853 rtol {RATIO_RTOL:g} (best): {dop_time * 1e3:.1f} ms, {len(dop_events)} "
+        f"events, max |t - t_ref| {event_error(dop_events, reference)} s",
+        f"ratio DOP853 / exact: {ratio:.1f} (target {RATIO_TARGET:g}x: "
+        f"{'met' if met else 'NOT met'})"]
+    return "\n".join(lines), met
+
+
 def event_error(times, reference) -> str:
     if len(times) != len(reference):
         return f"{len(times)} events!"
@@ -307,7 +348,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python-steps", type=int, default=20_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--ratio-repeats", type=int, default=10,
+                    help="runs of the exact analysis and of DOP853 for the ratio")
+    ap.add_argument("--exact-only", action="store_true",
+                    help="only the ratio of the exact analysis against DOP853")
     args = ap.parse_args(argv)
+    if args.exact_only:
+        return exact_only(args)
     print(f"V2 impact oscillator over [0, {END:g}] s, modal central differences at dt = {DT:g} s "
           f"({int(round(END / DT)):,} steps)")
     print(f"{machine()}; {load_average()}")
@@ -374,10 +421,33 @@ def main(argv=None) -> int:
     print(table(["method", "model", "steps", "loop", "analysis", "events",
                  "max |t - t_ref| (s)"], rows, aligns=["<", "<", ">", ">", ">", ">", ">"]))
     print(f"\nat the end: {load_average()}")
+    print(f"\nThe exact analysis against DOP853 (rtol {RATIO_RTOL:g}), {args.ratio_repeats} runs "
+          f"of each in turn; {load_average()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        exact_time, dop_time, events, dop_events = exact_against_dop853(
+            restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
+    text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
+    print(text)
+    print(f"at the end: {load_average()}")
     if status:
         print("\nfem's loop and the Python loop DISAGREE: the timings compare different "
               "computations")
     return status
+
+
+def exact_only(args) -> int:
+    """The ratio alone (``--exact-only``)."""
+    print(f"V2 impact oscillator over [0, {END:g}] s: fem's exact analysis against scipy DOP853 "
+          f"(rtol {RATIO_RTOL:g}) chained on the events, {args.ratio_repeats} runs of each in turn")
+    print(f"{machine()}; {load_average()}")
+    _, reference = scipy_events()
+    with tempfile.TemporaryDirectory() as tmp:
+        exact_time, dop_time, events, dop_events = exact_against_dop853(
+            restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
+    text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
+    print(text)
+    print(f"at the end: {load_average()}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -9,9 +9,12 @@ forcing on a stretch of time is a finite sum of exponentials  f(t) = sum_k b_k e
 
 with the particular solution P_k = (mu_k I - A)^-1 e_k of each forcing term and the free part
 V diag(exp(lambda s)) V^-1 (z0 - sum_k P_k). Every quantity the scheme needs follows in closed
-form, for whole arrays of instants at once: states and rates, event functions r . z(s) and
-their derivatives, and the integrals of quadratic forms of the velocity (energy dissipated
-in dampers, work of the external forces), from  int_0^s exp(x u) du = expm1(x s) / x.
+form at any instant: states and rates, event functions r . z(s) and their derivatives, and
+the integrals of quadratic forms of the velocity (energy dissipated in dampers, work of the
+external forces), from  int_0^s exp(x u) du = expm1(x s) / x. The decomposition and the
+forcing terms are Python (once per phase and stretch of the loads); the functions of a piece
+(its weights, states, integrals and the event search) are compiled, called by the scheme's
+piece kernel (``fem.integrators.exact_pieces``).
 
 The caller falls back on the general propagator (``fem.exact.propagator``) when a phase is
 defective (a rigid-body motion under a constant force, critical damping), when its forcing
@@ -270,18 +273,6 @@ def cexpm1(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def exp_integral(x, s, ex):
-    """int_0^s exp(x u) du = (exp(x s) - 1) / x, given ex = exp(x s) (s when x = 0; expm1
-    where x s is small)."""
-    if x.real == 0.0 and x.imag == 0.0:
-        return complex(s, 0.0)
-    xs = x * s
-    if abs(xs) < 0.5:
-        return cexpm1(xs) / x
-    return (ex - 1.0) / x
-
-
-@numba.njit(cache=True, nogil=True)
 def quadratic_coefficients(Wv, Q):
     """Wv^T Q Wv (J, J): int v^T Q v = sum_jl those times int exp((nu_j + nu_l) u)."""
     n, J = Wv.shape
@@ -315,15 +306,56 @@ def work_coefficients(Wv, forces):
 
 
 @numba.njit(cache=True, nogil=True)
-def pair_integral(coefficients, x, y, ex, ey, s):
-    """Re sum_jl coefficients[j, l] int_0^s exp((x_j + y_l) u) du, given ex = exp(x s) and
-    ey = exp(y s)."""
+def pair_terms(coefficients, x, y, symmetric):
+    """The terms of  I(s) = Re sum_jl coefficients[j, l] int_0^s exp((x_j + y_l) u) du  that
+    are not zero: (j, l, exponent x_j + y_l, weight) with the weight c / (x_j + y_l), or c
+    itself for a zero exponent. ``symmetric``: x is y, and the terms (j, l) and (l, j), of
+    one exponent, are summed into one."""
+    J, L = coefficients.shape
+    count = 0
+    for j in range(J):
+        for l in range(j if symmetric else 0, L):
+            if _pair_coefficient(coefficients, j, l, symmetric) != 0:
+                count += 1
+    js = np.empty(count, np.int64)
+    ls = np.empty(count, np.int64)
+    exponents = np.empty(count, np.complex128)
+    weights = np.empty(count, np.complex128)
+    t = 0
+    for j in range(J):
+        for l in range(j if symmetric else 0, L):
+            c = _pair_coefficient(coefficients, j, l, symmetric)
+            if c == 0:
+                continue
+            e = x[j] + y[l]
+            js[t], ls[t], exponents[t] = j, l, e
+            weights[t] = c if e.real == 0.0 and e.imag == 0.0 else c / e
+            t += 1
+    return js, ls, exponents, weights
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pair_coefficient(coefficients, j, l, symmetric):
+    if symmetric and l != j:
+        return coefficients[j, l] + coefficients[l, j]
+    return coefficients[j, l]
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_sum(js, ls, exponents, weights, ex, ey, s):
+    """I(s) of :func:`pair_terms`, given ex = exp(x s) and ey = exp(y s): each term is
+    weight (exp(e s) - 1) (expm1 where e s is small), or weight s for a zero exponent."""
     total = 0.0
-    for j in range(coefficients.shape[0]):
-        for l in range(coefficients.shape[1]):
-            c = coefficients[j, l]
-            if c != 0:
-                total += (c * exp_integral(x[j] + y[l], s, ex[j] * ey[l])).real
+    for t in range(js.size):
+        e = exponents[t]
+        if e.real == 0.0 and e.imag == 0.0:
+            total += weights[t].real * s
+            continue
+        es = e * s
+        if es.real * es.real + es.imag * es.imag < 0.25:
+            total += (weights[t] * cexpm1(es)).real
+        else:
+            total += (weights[t] * (ex[js[t]] * ey[ls[t]] - 1.0)).real
     return total
 
 

@@ -19,7 +19,12 @@ Two propagators (``fem.exact``):
 * closed form (``spectral``): when the phase's state matrix is diagonalizable, the loads on the
   stretch are sums of exponentials and the event functions do not depend on the loads, the
   solution is a sum of exponentials: a whole phase is searched for its next event, archived and
-  integrated for its energy terms at once;
+  integrated for its energy terms at once. The phase's *form* (eigen-decomposition,
+  particular solutions, event rows, energy terms) is built once per stretch of the loads
+  between breakpoints; the pieces run compiled, one call following piece after piece
+  (``exact_pieces``), and with frictionless shock contacts only they take their events
+  themselves (the mode change, the settling of the instant, the restart and the energy of
+  ``fem.integrators.events``), logged for the driver like the events of ``events = "step"``;
 * matrix exponential (``propagator``), otherwise: steps of at most 4 / omega_max, the loads
   represented exactly (piecewise linear) or by an interpolating polynomial of degree 8 on steps
   short enough for round-off.
@@ -27,7 +32,7 @@ Two propagators (``fem.exact``):
 The laws' event functions (``fem.links.law``) are linear functions of (z, u) in a phase; their
 roots are located on the exact solution (sampled brackets, grazing extrema, Newton polish, to
 round-off: ``fem.exact.spectral.first_root``, ``fem.exact.events.first_event``) and the event
-is handed to the driver already landed (``exact_event``). The energy terms are integrated
+is taken by the piece or handed to the driver already landed (``exact_event``). The energy terms are integrated
 exactly: quadratic forms of the state and loads (Van Loan's integral, or expm1 for sums of
 exponentials).
 """
@@ -44,7 +49,8 @@ from fem.integrators.base import Scheme
 from fem.integrators.events import MAX_CASCADE
 from fem.integrators.exact_phases import Phases
 from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, add_form,
-                                          build_form, empty_table, make_scratch, run_pieces)
+                                          build_form, empty_table, load_terms, make_scratch,
+                                          run_pieces)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged
 from fem.linalg import as_csr
 from fem.links.columns import CMP, FN, G0, KIND, LAM, MODE, MU, NV, OPEN, RIGID
@@ -214,16 +220,24 @@ class ExactScheme(Scheme):
             return -1
         if stretch != self._stretch or len(self._table.index) >= MAX_FORMS:
             self._table = empty_table(self.P.shape[0])
-            self._stretch = stretch
             self._generation += 1
+            if stretch != self._stretch:
+                # the loads on the stretch as sums of exponentials, shared by its phases
+                breaks = self.breaks
+                end = float(breaks[stretch]) if stretch < len(breaks) else max(
+                    getattr(self, "t_final", stop), stop)
+                self._terms = (load_terms(self.dyn.columns, self.phases.nb, self.t, end),
+                               self.t)
+                self._stretch = stretch
         if ph.form is not None and ph.form[0] == self._generation:
             return ph.form[1]
+        terms, origin = self._terms
+        if terms is None:
+            ph.form = (self._generation, -1)
+            return -1
         if ph.spectral is None:
             ph.spectral = SpectralPhase(ph.A)
-        breaks = self.breaks
-        end = float(breaks[stretch]) if stretch < len(breaks) else max(
-            getattr(self, "t_final", stop), stop)
-        packed = build_form(ph, self.phases, self.dyn.columns, self.t, end)
+        packed = build_form(ph, self.phases, terms, origin)
         slot = -1
         if packed is not None:
             slot = len(self._table.index)

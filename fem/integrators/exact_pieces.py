@@ -29,7 +29,7 @@ import cmath
 import numba
 import numpy as np
 
-from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_integral,
+from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_sum, pair_terms,
                                 piece_state, piece_weights, quadratic_coefficients,
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
@@ -129,20 +129,26 @@ def make_scratch(n: int, nb: int, nc: int, nv: int, m3: int) -> Scratch:
                    np.zeros(nb), np.zeros(2 * n), np.zeros(2 * n))
 
 
-def build_form(ph, phases, columns, a: float, b: float):
-    """The packed form of phase ``ph`` on the stretch (a, b) of the loads, origin a, for
-    :func:`add_form`: (complex, float and integer packs, dims (K, Kw, ne, nbd)); None when
-    the phase is not diagonalizable with well-conditioned eigenvectors, a load column is not
-    a sum of exponentials there, or a forcing term resonates with the phase."""
-    spectral = ph.spectral
-    if not spectral.ok:
-        return None
-    nb, n = phases.nb, phases.n
+def load_terms(columns, nb: int, a: float, b: float):
+    """(mw (Kw,), Wc (nb, Kw)): the load columns w(t) = sum_k Wc[:, k] exp(mw_k (t - a)) on
+    the stretch (a, b), or None when one is not a sum of exponentials there."""
     terms = forcing_terms(columns, np.eye(nb), a, b)
     if terms is None:
         return None
     mw, Wc = terms
-    Wc = Wc.reshape(nb, len(mw))
+    return mw, Wc.reshape(nb, len(mw))
+
+
+def build_form(ph, phases, terms, a: float):
+    """The packed form of phase ``ph`` under the load terms ``terms`` (:func:`load_terms`,
+    origin a), for :func:`add_form`: (complex, float and integer packs, dims (K, Kw, ne,
+    nbd)); None when the phase is not diagonalizable with well-conditioned eigenvectors or a
+    forcing term resonates with the phase."""
+    spectral = ph.spectral
+    if not spectral.ok:
+        return None
+    nb, n = phases.nb, phases.n
+    mw, Wc = terms
     Fw = phases.B @ Wc
     vectors = ph.E[:, :nb] @ Wc
     mu = mw
@@ -226,16 +232,45 @@ def form_at(table, slot, n, nb):
                 fi[oi + 2 * ne:oi + 2 * ne + nbd])
 
 
+class Energies(NamedTuple):
+    """The terms (``fem.exact.spectral.pair_terms``) of the work of the loads (on the
+    exponents of the loads and of the piece) and of the energy the structural and link
+    dampers dissipate (on the exponents of the piece, twice) over a piece."""
+    work: tuple
+    structural: tuple
+    links: tuple
+
+
 @numba.njit(cache=True, nogil=True)
-def _at(f, W, CS, CL, CW, s, E0, z, rate, En, enu, emw):
+def _energy_terms(f, W, shift):
+    """The Energies of the piece of weights W, ``shift`` after the origin of form f."""
+    n = f.Fw.shape[0]
+    Wv = W[n:]
+    Fs = np.empty_like(f.Fw)
+    for k in range(f.mw.size):
+        factor = cmath.exp(f.mw[k] * shift)
+        for r in range(n):
+            Fs[r, k] = f.Fw[r, k] * factor
+    work = pair_terms(work_coefficients(Wv, Fs), f.mw, f.nu, False)
+    none = np.zeros((0, 0), np.complex128)
+    structural = pair_terms(quadratic_coefficients(Wv, f.Cs) if f.damped[0] else none, f.nu,
+                            f.nu, True)
+    links = pair_terms(quadratic_coefficients(Wv, f.Cl) if f.damped[1] else none, f.nu,
+                       f.nu, True)
+    return Energies(work, structural, links)
+
+
+@numba.njit(cache=True, nogil=True)
+def _at(f, W, terms, s, E0, z, rate, En, enu, emw):
     """State, rates and energy accumulators E0 + (work, structural, links) of the piece at
     s after its start."""
     exponentials(f.nu, s, enu)
     exponentials(f.mw, s, emw)
     piece_state(W, f.nu, enu, z, rate)
-    En[0] = E0[0] + pair_integral(CW, f.mw, f.nu, emw, enu, s)
-    En[1] = E0[1] + (pair_integral(CS, f.nu, f.nu, enu, enu, s) if f.damped[0] else 0.0)
-    En[2] = E0[2] + (pair_integral(CL, f.nu, f.nu, enu, enu, s) if f.damped[1] else 0.0)
+    w, st, lk = terms.work, terms.structural, terms.links
+    En[0] = E0[0] + pair_sum(w[0], w[1], w[2], w[3], emw, enu, s)
+    En[1] = E0[1] + pair_sum(st[0], st[1], st[2], st[3], enu, enu, s)
+    En[2] = E0[2] + pair_sum(lk[0], lk[1], lk[2], lk[3], enu, enu, s)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -296,15 +331,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         e, root = first_root(C, nu, f.offsets, f.directions, span, skip_start)
         if e >= 0:
             s_end = root
-    Wv = W[n:]
-    Fs = np.empty_like(f.Fw)
-    for k in range(f.mw.size):
-        factor = cmath.exp(f.mw[k] * shift)
-        for r in range(n):
-            Fs[r, k] = f.Fw[r, k] * factor
-    CW = work_coefficients(Wv, Fs)
-    CS = quadratic_coefficients(Wv, f.Cs) if f.damped[0] else np.zeros((0, 0), np.complex128)
-    CL = quadratic_coefficients(Wv, f.Cl) if f.damped[1] else np.zeros((0, 0), np.complex128)
+    terms = _energy_terms(f, W, shift)
     E0 = buf.E[cur].copy()
     En = np.empty(3)
     enu = np.empty(J, np.complex128)
@@ -320,7 +347,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         if tj > t_end or (e >= 0 and tj >= t_end):
             break
         if archive[knot] and tj >= t0:
-            _at(f, W, CS, CL, CW, tj - t0, E0, z, rate, En, enu, emw)
+            _at(f, W, terms, tj - t0, E0, z, rate, En, enu, emw)
             links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd, sc.flags,
                      sc.Jd, sc.Jv, False)
             _bond_forces(f, z, Wk[knot], sc.cv)
@@ -328,7 +355,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
             row += 1
         knot += 1
     # the end of the piece, in the other buffer
-    _at(f, W, CS, CL, CW, s_end, E0, z, rate, En, enu, emw)
+    _at(f, W, terms, s_end, E0, z, rate, En, enu, emw)
     t1 = t0 + s_end
     w = sc.w
     for r in range(w.size):
