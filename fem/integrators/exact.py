@@ -32,9 +32,9 @@ Two propagators (``fem.exact``):
 The laws' event functions (``fem.links.law``) are linear functions of (z, u) in a phase; their
 roots are located on the exact solution (sampled brackets, grazing extrema, Newton polish, to
 round-off: ``fem.exact.spectral.first_root``, ``fem.exact.events.first_event``) and the event
-is taken by the piece or handed to the driver already landed (``exact_event``). The energy terms are integrated
-exactly: quadratic forms of the state and loads (Van Loan's integral, or expm1 for sums of
-exponentials).
+is taken by the piece or handed to the driver already landed (``exact_event``). The energy
+terms are integrated exactly: quadratic forms of the state and loads (Van Loan's integral, or
+expm1 for sums of exponentials).
 """
 
 from __future__ import annotations

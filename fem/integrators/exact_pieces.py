@@ -402,8 +402,8 @@ def run_pieces(table, slot, t0, stop, skip_start, times, Wk, archive, knot, out,
     ``stop`` (module docstring). Returns (status, slot, cur, knot, row, event function index
     or -1, t, pieces taken): DONE at ``stop``; EVENT, DIVERGED or CASCADE from a piece (the
     buffer ``cur`` is the one before it); HANDLED when the event log holds ``log_room``
-    events or ``pieces_left`` pieces were taken; NEED_FORM when the modes after an event
-    have no form in the table."""
+    events or ``pieces_left`` pieces were taken (the driver drains the log and checks the
+    step limit); NEED_FORM when the modes after an event have no form in the table."""
     n, nb = buf.X.shape[1], Wk.shape[1]
     t = t0
     pieces = 0
@@ -418,11 +418,11 @@ def run_pieces(table, slot, t0, stop, skip_start, times, Wk, archive, knot, out,
         cur = 1 - cur
         t = t1
         skip_start = e >= 0
-        if e < 0:
+        if e < 0 or t >= stop:
             return DONE, slot, cur, knot, row, e, t, pieces
+        if log.count[0] >= log_room or pieces >= pieces_left:
+            return HANDLED, slot, cur, knot, row, e, t, pieces
         if status == HANDLED:
-            if log.count[0] >= log_room or pieces >= pieces_left:
-                return HANDLED, slot, cur, knot, row, e, t, pieces
             cv = buf.CV[cur]
             slot = -1
             for s in range(table.keys.shape[0]):
