@@ -6,7 +6,8 @@ import numpy as np
 
 from postpro.errors import PostproError
 from postpro.jobs import common
-from postpro.results import HarmonicAnalysis, ModalAnalysis, TransientAnalysis
+from postpro.results import (HarmonicAnalysis, ModalAnalysis, SpectralAnalysis, StaticAnalysis,
+                             TransientAnalysis)
 
 
 def add_parser(subparsers):
@@ -76,4 +77,25 @@ def _details(analysis) -> list[str]:
         frequency = analysis.frequency if "frequency" in analysis.arrays else np.empty(0)
         return [f"modes: {_range(frequency, 'Hz')}",
                 f"arrays: {_names(analysis.arrays)}"]
+    if isinstance(analysis, SpectralAnalysis):
+        p = analysis.parameters
+        u = analysis.displacement()
+        lines = [f"directions: {_names(analysis.directions)} "
+                 f"({p.get('direction_combination', '?')} over directions)",
+                 f"modes combined: {_range(analysis.frequency, 'Hz')}, "
+                 f"{p.get('combination', '?')}"
+                 f"{', with the residual' if p.get('residual') else ''}",
+                 f"largest peak displacement: {np.max(u) if len(u) else 0.0:.6g}"]
+        return lines + _forces(analysis)
+    if isinstance(analysis, StaticAnalysis):
+        u = analysis.displacement()
+        return [f"largest |displacement|: {np.max(np.abs(u)) if len(u) else 0.0:.6g}"] + \
+            _forces(analysis)
     return [f"kind '{analysis.kind}': no details known"]
+
+
+def _forces(analysis) -> list[str]:
+    return [f"element forces: {len(analysis.elements)} elements "
+            f"({' '.join(analysis.element_components)})" if analysis.elements else
+            "element forces: none",
+            f"reactions: {len(analysis.reactions)}" if analysis.reactions else "reactions: none"]
