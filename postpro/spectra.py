@@ -193,7 +193,9 @@ def response_spectrum(time, acceleration, frequencies=None, damping=DEFAULT_DAMP
 
 def _kernels():
     """The compiled loops, imported on first use with numba's cache in fem's folder."""
-    import fem  # noqa: F401  (fem.compiled points numba's disk cache at fem's folder)
+    import importlib
+
+    importlib.import_module("fem")      # fem.compiled points numba's disk cache at its folder
     from postpro import spectra_kernels
 
     return spectra_kernels
