@@ -22,16 +22,25 @@ below 1e-18 of the sum) doubled n times:
 (all at tau on the right: the integrals over [0, 2 tau] split at tau). Every term is a sum of
 products of bounded quantities (exp(t G) is a contraction for xi >= 0), with no division by w
 or tau and no cancellation, so the coefficients hold to a few round-offs for every damping
-ratio (0, near and at 1, overdamped) and every w h.
+ratio (0, near and at 1, overdamped) and every w h. Long steps (w h >= 1) of oscillators
+with xi <= 0.9 take the closed forms of E, P1 and P2 (exp, cos, sin: several times faster,
+and as accurate there), which matters for records whose steps all differ.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
 
 #: Taylor terms at the scaled step (|tau G| <= 1/2: 0.5^18 / 18! < 1e-20)
 TERMS = 18
+#: 1 / k, k = 0 ... TERMS + 1 (multiplications rather than divisions in the series)
+RECIPROCALS = np.array([0.0] + [1.0 / k for k in range(1, TERMS + 2)])
+#: steps with w h >= CLOSED_TAU and xi <= CLOSED_XI take the closed forms (cos, sin, exp)
+CLOSED_TAU = 1.0
+CLOSED_XI = 0.9
 
 
 @numba.njit(cache=True)
@@ -42,6 +51,9 @@ def step_coefficients(w, xi, h, c):
         x1 = c0 x0 + c1 v0 + c4 a0 + c5 a1,   v1 = c2 x0 + c3 v0 + c6 a0 + c7 a1.
     """
     tau = w * h
+    if tau >= CLOSED_TAU and xi <= CLOSED_XI:
+        _closed_form(w, xi, h, c)
+        return
     size = tau * (1.0 + 2.0 * xi)
     n = 0
     while size > 0.5:
@@ -58,17 +70,18 @@ def step_coefficients(w, xi, h, c):
     p1x, p1v = 0.0, 1.0                              # k = 0: e2 / 1!
     p2x, p2v = 0.0, 0.5                              # k = 0: e2 / 2!
     for k in range(1, TERMS):
-        a11 = (t11 * g11 + t12 * g21) / k
-        a12 = (t11 * g12 + t12 * g22) / k
-        a21 = (t21 * g11 + t22 * g21) / k
-        a22 = (t21 * g12 + t22 * g22) / k
+        r = RECIPROCALS[k]
+        a11 = (t11 * g11 + t12 * g21) * r
+        a12 = (t11 * g12 + t12 * g22) * r
+        a21 = (t21 * g11 + t22 * g21) * r
+        a22 = (t21 * g12 + t22 * g22) * r
         t11, t12, t21, t22 = a11, a12, a21, a22
         e11 += t11
         e12 += t12
         e21 += t21
         e22 += t22
-        f1 = 1.0 / (k + 1)
-        f2 = f1 / (k + 2)
+        f1 = RECIPROCALS[k + 1]
+        f2 = f1 * RECIPROCALS[k + 2]
         p1x += t12 * f1
         p1v += t22 * f1
         p2x += t12 * f2
@@ -86,7 +99,35 @@ def step_coefficients(w, xi, h, c):
         f21 = e21 * e11 + e22 * e21
         f22 = e21 * e12 + e22 * e22
         e11, e12, e21, e22 = f11, f12, f21, f22
-    # back to (x, v): v = w y2
+    _store(w, h, e11, e12, e21, e22, p1x, p1v, p2x, p2v, c)
+
+
+@numba.njit(cache=True, inline="always")
+def _closed_form(w, xi, h, c):
+    """The coefficients of an underdamped step long enough for the closed forms:
+    E = exp(-xi tau) (cos(tau s) I + sin(tau s) / s (G + xi I)), s = sqrt(1 - xi^2), then
+    P1 e2 = (tau G)^-1 (E - I) e2 and P2 e2 = (tau G)^-1 (P1 - I) e2, G^-1 = [[-2 xi, -1],
+    [1, 0]] (their round-off stays within a few units for tau >= 1 and xi <= 0.9)."""
+    tau = w * h
+    s = math.sqrt(1.0 - xi * xi)
+    ex = math.exp(-xi * tau)
+    co = ex * math.cos(tau * s)
+    si = ex * math.sin(tau * s) / s
+    e11 = co + si * xi
+    e12 = si
+    e21 = -si
+    e22 = co - si * xi
+    p1x = (-2.0 * xi * e12 - (e22 - 1.0)) / tau
+    p1v = e12 / tau
+    p2x = (-2.0 * xi * p1x - (p1v - 1.0)) / tau
+    p2v = p1x / tau
+    _store(w, h, e11, e12, e21, e22, p1x, p1v, p2x, p2v, c)
+
+
+@numba.njit(cache=True, inline="always")
+def _store(w, h, e11, e12, e21, e22, p1x, p1v, p2x, p2v, c):
+    """The coefficients in (x, v) from E and the second columns of P1 and P2 in the scaled
+    state (x, v / w)."""
     c[0] = e11
     c[1] = e12 / w
     c[2] = w * e21
@@ -163,7 +204,8 @@ def peaks(acceleration, group, lengths, omega, xi, block, out):
 def step_groups(times, tolerance):
     """Steps of the same length: (group (n - 1,) int64, lengths (g,)): the steps sorted by
     length, a new group starting where a length exceeds the first of its group by more than
-    ``tolerance`` (s); each group's length is the mean of its members."""
+    ``tolerance`` (s); each group's length is the mean of its members. Groups are numbered in
+    the order of their first step."""
     n = times.shape[0] - 1
     steps = np.empty(n)
     for i in range(n):
@@ -182,7 +224,16 @@ def step_groups(times, tolerance):
         group[i] = g
         sums[g] += steps[i]
         counts[g] += 1
+    # groups numbered in the order the record meets them: when most steps differ, the
+    # stepping loop then reads the coefficients in memory order
+    label = np.full(g + 1, -1, np.int64)
     lengths = np.empty(g + 1)
-    for k in range(g + 1):
-        lengths[k] = sums[k] / counts[k]
+    following = 0
+    for i in range(n):
+        k = group[i]
+        if label[k] < 0:
+            label[k] = following
+            lengths[following] = sums[k] / counts[k]
+            following += 1
+        group[i] = label[k]
     return group, lengths
