@@ -2,5 +2,6 @@
 
 from postpro.errors import CheckSpecError, PostproError
 from postpro.results import Results, open
+from postpro.spectra import Spectrum, response_spectrum
 
-__all__ = ["CheckSpecError", "PostproError", "Results", "open"]
+__all__ = ["CheckSpecError", "PostproError", "Results", "Spectrum", "open", "response_spectrum"]

@@ -24,7 +24,9 @@ DOF_IMPOSED = "dofs/imposed"
 ANALYSES = "analyses"
 CHECKS = "checks"
 
-FIELDS = ("displacement", "velocity", "acceleration")
+#: the nodal fields: the motion relative to the support, and the absolute acceleration (the
+#: relative one plus the ground's, when a base acceleration moves the support)
+FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -33,6 +35,7 @@ UNITS = {
     "displacement": "m",
     "velocity": "m/s",
     "acceleration": "m/s^2",
+    "absolute_acceleration": "m/s^2",
     "frequency": "Hz",
     "omega": "rad/s",
     "normal_force": "N",
@@ -61,7 +64,8 @@ UNITS = {
 
 #: rotation components, and the units of the nodal fields along them
 ROTATIONS = ("DRX", "DRY", "DRZ")
-ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2"}
+ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2",
+                  "absolute_acceleration": "rad/s^2"}
 
 
 def unit_of(quantity: str, component: str | None = None) -> str:

@@ -7,7 +7,8 @@ Results, group ``/analyses/<name>``:
 * ``time`` (nt,) s and the fields asked by ``fields`` (``displacement``, ``velocity``,
   ``acceleration``, (nt, nd)): on all the model's dofs, or on a modal basis recombined on all
   dofs (nd = the size of ``/dofs``) or, with ``nodes``, on the dofs of those nodes only, listed
-  in ``dofs`` (nd,);
+  in ``dofs`` (nd,); ``absolute_acceleration`` is the acceleration plus the ground
+  acceleration of the analysis' base acceleration loads on the translations;
 * on a modal basis: ``generalized/q``, ``qdot``, ``qddot`` (nt, m), ``omega`` (m,) rad/s and the
   attributes ``mode_count``, ``coupled_damping``;
 * ``energy/kinetic``, ``potential``, ``link_energy``, ``dissipated``, ``external_work`` (nt,) J;
@@ -34,12 +35,13 @@ from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes
 from fem.timegrid import build_grid
-from fem.transient import ForceFields, Progress, Result, ResultsSink, integrate
+from fem.transient import (ForceFields, GroundAcceleration, Progress, Result, ResultsSink,
+                           integrate)
 from postpro import layout
 
 GENERALIZED_UNITS = {"generalized/q": "m.kg^0.5", "generalized/qdot": "m.kg^0.5/s",
                      "generalized/qddot": "m.kg^0.5/s^2"}
-FIELDS = ("displacement", "velocity", "acceleration")
+FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
 
@@ -102,7 +104,8 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
         units["reaction"] = layout.column_units_list(forces.reactions.units(model.dofs))
     series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces),
                        units=units or None, dofs=basis.dofs if basis is not None else None)
-    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces)
+    ground = _ground(ctx, model, p, basis.dofs if basis is not None else None)
+    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces, ground)
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()
     t0 = time.perf_counter()
@@ -245,6 +248,22 @@ def _dof_names(model):
         node = model.mesh.node_names[int(model.dofs.dof_node[dof])]
         return f"{model.dofs.dof_component[dof]} of node {node}"
     return name
+
+
+def _ground(ctx, model, p, dofs) -> GroundAcceleration:
+    """The ground acceleration of the analysis' base acceleration loads on the archived dofs
+    (every dof, or ``dofs``): value * f(t) along the load's unit direction on DX DY DZ."""
+    columns = np.arange(model.size) if dofs is None else np.asarray(dofs)
+    component = model.dofs.dof_component[columns]
+    loads = []
+    for spec in ctx.study.loads:
+        if spec.kind != "base_acceleration" or spec.name not in p["loads"]:
+            continue
+        r = np.zeros(len(columns))
+        for k, comp in enumerate(("DX", "DY", "DZ")):
+            r[component == comp] = spec.g * spec.direction[k]
+        loads.append((r, model.loads[spec.name].function))
+    return GroundAcceleration(loads)
 
 
 def _force_fields(aw, model, p) -> ForceFields:

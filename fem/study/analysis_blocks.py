@@ -8,7 +8,8 @@ import math
 from fem.errors import StudyError
 from fem import catalog
 from fem.study.spectral_blocks import spectral_keys
-from fem.study.specs import ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec, step_limit
+from fem.study.specs import (ABSOLUTE_FIELDS, ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec,
+                             step_limit)
 from fem.validate import Table, check_float_list
 
 
@@ -167,9 +168,13 @@ def _transient(t: Table, p: dict, loads, links, base=None):
         if not _within(x, p["start"], p["end"]):
             raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
                              f"[{p['start']:g}, {p['end']:g}] s")
-    known = FIELDS + FORCE_FIELDS
+    known = FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS
     explicit = t.has("fields")
-    fields = t.str_list("fields", list(known))
+    # by default the absolute acceleration is archived when a base acceleration moves the
+    # support (the other fields are then relative to it) and the acceleration is archived
+    ground = any(ld.kind == "base_acceleration" and ld.name in p["loads"] for ld in loads)
+    fields = t.str_list("fields", list(FIELDS + (ABSOLUTE_FIELDS if ground else ())
+                                       + FORCE_FIELDS))
     for f in fields:
         if f not in known:
             raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(known)})")
@@ -332,8 +337,8 @@ def _checks(raw, analyses):
         if s.mode is not None and count is not None and s.mode > count:
             raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "
                              f"computes at most {count} modes")
-        if a.kind == "transient" and s.quantity in FIELDS + FORCE_FIELDS and \
-                s.quantity not in a.params.get("fields", FIELDS):
+        if a.kind == "transient" and s.quantity in FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS \
+                and s.quantity not in a.params.get("fields", FIELDS):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
                              f"fields")
@@ -341,7 +346,7 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].{'time' if s.time is not None else 'interpolate'}"
                              f": analysis '{a.name}' is {a.kind}: its checks take no time")
         if a.kind == "transient" and s.time is None and \
-                s.quantity in FIELDS + FORCE_FIELDS:
+                s.quantity in FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS:
             raise StudyError(f"check[{i + 1}]: missing key 'time' (quantity '{s.quantity}' of "
                              f"a transient analysis needs node or element, component and time)")
         if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],

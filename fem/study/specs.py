@@ -14,6 +14,9 @@ FIELDS = ("displacement", "velocity", "acceleration")
 #: what a transient analysis may archive besides the nodal fields: the internal force of each
 #: discrete element and the reactions at the imposed dofs
 FORCE_FIELDS = ("element_force", "reaction")
+#: what a transient analysis may archive besides: the acceleration in an inertial frame, the
+#: relative acceleration plus the ground's (the base acceleration loads of the analysis)
+ABSOLUTE_FIELDS = ("absolute_acceleration",)
 
 ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral")
 LINK_KINDS = ("shock", "impact")
