@@ -2,5 +2,6 @@
 
 from postpro.errors import CheckSpecError, PostproError
 from postpro.results import Results, open
+from postpro.spectral import fft, psd
 
-__all__ = ["CheckSpecError", "PostproError", "Results", "open"]
+__all__ = ["CheckSpecError", "PostproError", "Results", "fft", "open", "psd"]

@@ -13,9 +13,9 @@ import sys
 
 from postpro.errors import PostproError
 from postpro.jobs import (check, common, compare, energy, export, info, modes, plot, series,
-                          shocks, sweep)
+                          shocks, spectra, sweep)
 
-JOBS = (series, plot, check, energy, shocks, modes, compare, export, info, sweep)
+JOBS = (series, plot, spectra, check, energy, shocks, modes, compare, export, info, sweep)
 
 
 class _Parser(argparse.ArgumentParser):
