@@ -25,6 +25,9 @@ ANALYSES = "analyses"
 CHECKS = "checks"
 
 FIELDS = ("displacement", "velocity", "acceleration")
+#: the nodal fields of a random analysis (their PSDs): the absolute acceleration besides the
+#: relative motion when a base acceleration drives it
+RANDOM_FIELDS = FIELDS + ("absolute_acceleration",)
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -33,6 +36,7 @@ UNITS = {
     "displacement": "m",
     "velocity": "m/s",
     "acceleration": "m/s^2",
+    "absolute_acceleration": "m/s^2",
     "frequency": "Hz",
     "omega": "rad/s",
     "normal_force": "N",
@@ -61,7 +65,8 @@ UNITS = {
 
 #: rotation components, and the units of the nodal fields along them
 ROTATIONS = ("DRX", "DRY", "DRZ")
-ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2"}
+ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2",
+                  "absolute_acceleration": "rad/s^2"}
 
 
 def unit_of(quantity: str, component: str | None = None) -> str:

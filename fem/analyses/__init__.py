@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import complex_modes, harmonic, modes, static, transient
+from fem.analyses import complex_modes, harmonic, modes, random, static, transient
 
 #: (kind, basis) -> runner
 RUNNERS = {
@@ -21,6 +21,8 @@ RUNNERS = {
     ("harmonic", "physical"): harmonic.run,
     ("harmonic", "modal"): harmonic.run,
     ("static", "physical"): static.run,
+    ("random", "physical"): random.run,
+    ("random", "modal"): random.run,
 }
 
 

@@ -15,7 +15,7 @@ FIELDS = ("displacement", "velocity", "acceleration")
 #: discrete element and the reactions at the imposed dofs
 FORCE_FIELDS = ("element_force", "reaction")
 
-ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static")
+ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "random")
 LINK_KINDS = ("shock", "impact")
 #: most time steps one transient analysis may take by default (its time grid is held in
 #: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run

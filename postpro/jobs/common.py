@@ -68,8 +68,8 @@ def resolve_columns(results, analysis, args):
     forces = [f for f in args.field if f in FORCES]
     if getattr(args, "element", None) and "element_force" not in forces:
         raise PostproError("--element: give --field element_force with it")
-    if forces and analysis.kind not in ("transient", "harmonic"):
-        raise PostproError(f"{', '.join(forces)}: archived by transient and harmonic "
+    if forces and analysis.kind not in ("transient", "harmonic", "random"):
+        raise PostproError(f"{', '.join(forces)}: archived by transient, harmonic and random "
                            f"analyses only")
     nodal = [f for f in args.field if f not in FORCES]
     fields = resolve_fields(analysis, nodal) if nodal or not forces else []
@@ -240,9 +240,10 @@ def resolve_dofs(results: Results, nodes, components) -> list[tuple[str, str]]:
 def resolve_fields(analysis, fields) -> list[str]:
     """Fields asked for (default displacement), each checked against what was archived."""
     fields = list(fields) or ["displacement"]
+    known = layout.RANDOM_FIELDS if analysis.kind == "random" else layout.FIELDS
     for field in fields:
-        if field not in layout.FIELDS:
-            raise PostproError(f"unknown field '{field}' (known: {', '.join(layout.FIELDS)})")
+        if field not in known:
+            raise PostproError(f"unknown field '{field}' (known: {', '.join(known)})")
         if field not in analysis.fields:
             raise PostproError(f"analysis '{analysis.name}' did not archive '{field}' "
                                f"(archived: {', '.join(analysis.fields) or 'none'})")
