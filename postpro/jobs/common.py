@@ -155,7 +155,8 @@ def pick_analyses(results: Results, names, kinds: tuple[str, ...], allow_incompl
         fitting = [name for name in results.analyses
                    if results.analysis(name, allow_incomplete=True).kind in kinds]
         if len(fitting) != 1:
-            which = " or ".join(kinds)
+            which = " or ".join(kinds) if len(kinds) < 3 else \
+                f"{', '.join(kinds[:-1])} or {kinds[-1]}"
             if not fitting:
                 raise PostproError(f"'{results.path}' holds no {which} analysis (analyses: "
                                    f"{', '.join(results.analyses) or 'none'})")
