@@ -475,3 +475,14 @@ def test_plot_psd_and_xarray_views(tmp_path, capsys):
         assert array.attrs["units"] == "(m/s)^2/Hz" and array.dims == ("frequency", "dof")
         assert np.array_equal(array.sel(dof="P1 DX").values, v)
         assert np.array_equal(array["frequency"].values, f)
+
+
+def test_the_v6_validation_study_passes_its_checks(tmp_path):
+    from pathlib import Path
+
+    from fem.runner import run_study
+
+    path = Path(__file__).resolve().parents[1] / "studies" / "v6_random_oscillator.toml"
+    report = run_study(path, tmp_path / "v6.h5")
+    assert len(report.check_rows) == path.read_text().count("[[check]]") == 7
+    assert all(row.passed for row in report.check_rows)
