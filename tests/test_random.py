@@ -370,7 +370,7 @@ def _random_block(study):
      "function 'S1' is defined over [1, 10] Hz only, not over the analysis' frequencies "
      "[0, 40] Hz"),
     (lambda s: s["functions"].update(S2={"table": [[0.0, 0.5], [100.0, 0.05]]}),
-     'interpolation = "loglog" needs frequencies and values > 0, but row 1'),
+     'interpolation = "loglog" needs frequencies > 0, but row 1 of functions.S2 is at 0 Hz'),
     (lambda s: _random_block(s)["excitations"][0].update(load="push"),
      "excitations[1].load: unknown load 'push' (named loads: f1, f2)"),
     (lambda s: _random_block(s)["excitations"][0].update(psd="S9"),
@@ -452,6 +452,13 @@ def test_loglog_interpolation_is_a_straight_line_on_a_log_log_plot():
     assert np.allclose(spectral_density(fn, f, "loglog"), expected, rtol=1e-12)
     assert np.allclose(spectral_density(fn, f[1:-1], "linear"),
                        np.interp(f[1:-1], fn.times, fn.values), rtol=1e-12)
+    # a band: zero outside [20, 80] Hz, the rows of zero marking its edges
+    fn = Table("band", [19.0, 20.0, 40.0, 80.0, 81.0], [0.0, 0.01, 0.04, 0.01, 0.0],
+               left="constant", right="constant")
+    f = np.array([1.0, 19.0, 19.5, 20.0, 28.284271247461902, 40.0, 56.568542494953, 80.0,
+                  80.5, 81.0, 500.0])
+    expected = [0.0, 0.0, 0.0, 0.01, 0.02, 0.04, 0.02, 0.01, 0.0, 0.0, 0.0]
+    assert np.allclose(spectral_density(fn, f, "loglog"), expected, rtol=1e-9, atol=0)
 
 
 def test_plot_psd_and_xarray_views(tmp_path, capsys):

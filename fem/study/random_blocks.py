@@ -129,11 +129,10 @@ def check_psd(functions: dict, name: str, interpolation: str, grid: np.ndarray, 
                          f"{bad[0] + 1} ({fn.values[bad[0]]:g} at {fn.times[bad[0]]:g} Hz): a "
                          f"PSD is >= 0")
     if interpolation == "loglog":
-        bad = np.flatnonzero((fn.times <= 0) | (fn.values <= 0))
+        bad = np.flatnonzero(fn.times <= 0)
         if len(bad):
-            raise StudyError(f"{where}: interpolation = \"loglog\" needs frequencies and values "
-                             f"> 0, but row {bad[0] + 1} of {source} is "
-                             f"[{fn.times[bad[0]]:g}, {fn.values[bad[0]]:g}]")
+            raise StudyError(f"{where}: interpolation = \"loglog\" needs frequencies > 0, but "
+                             f"row {bad[0] + 1} of {source} is at {fn.times[bad[0]]:g} Hz")
     lo, hi = fn.domain
     if grid[0] < lo or grid[-1] > hi:
         raise StudyError(f"{where}: function '{name}' is defined over [{lo:g}, {hi:g}] Hz "
@@ -157,22 +156,25 @@ def spectral_density(fn, f: np.ndarray, interpolation: str = "linear") -> np.nda
 
     ``linear``: the function itself (linear between rows, its left/right rules beyond).
     ``loglog``: log S linear in log f between rows (a straight line on a log-log plot, as
-    test specifications give them in dB/octave); beyond the table, "constant" holds the end
-    value and "linear" extends the end segment on the log-log plot.
+    test specifications give them in dB/octave), and 0 strictly inside a segment with a
+    zero end (the edge of a band); beyond the table, "constant" holds the end value and
+    "linear" extends the end segment on the log-log plot (0 if it has a zero end).
     """
     f = np.asarray(f, float)
     if interpolation == "linear" or len(fn.times) == 1:
         return np.asarray(fn(f), float)
-    lf, ls = np.log(fn.times), np.log(fn.values)
+    times, values = fn.times, fn.values
     with np.errstate(divide="ignore"):
-        x = np.log(np.maximum(f, 0.0))
-    out = np.exp(np.interp(x, lf, ls))
-    for side, chosen, k0, k1 in (("left", x < lf[0], 0, 1), ("right", x > lf[-1], -2, -1)):
-        if np.any(chosen) and getattr(fn, side) == "linear":
-            slope = (ls[k1] - ls[k0]) / (lf[k1] - lf[k0])
-            end = lf[k0] if side == "left" else lf[k1]
-            value = ls[k0] if side == "left" else ls[k1]
-            out[chosen] = np.exp(value + slope * (x[chosen] - end))
+        lf, ls, x = np.log(times), np.log(values), np.log(np.maximum(f, 0.0))
+    k = np.clip(np.searchsorted(times, f, "right") - 1, 0, len(times) - 2)
+    t = (x - lf[k]) / (lf[k + 1] - lf[k])          # < 0 or > 1 beyond the table
+    positive = (values[k] > 0) & (values[k + 1] > 0)
+    with np.errstate(invalid="ignore"):
+        out = np.where(positive, np.exp(ls[k] + t * (ls[k + 1] - ls[k])), 0.0)
+    out = np.where(f == times[k], values[k], np.where(f == times[k + 1], values[k + 1], out))
+    for side, chosen, end in (("left", f < times[0], 0), ("right", f > times[-1], -1)):
+        if np.any(chosen) and getattr(fn, side) == "constant":
+            out[chosen] = values[end]
     return out
 
 
