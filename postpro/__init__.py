@@ -3,5 +3,7 @@
 from postpro.errors import CheckSpecError, PostproError
 from postpro.results import Results, open
 from postpro.spectra import Spectrum, response_spectrum
+from postpro.spectral import fft, psd
 
-__all__ = ["CheckSpecError", "PostproError", "Results", "Spectrum", "open", "response_spectrum"]
+__all__ = ["CheckSpecError", "PostproError", "Results", "Spectrum", "fft", "open", "psd",
+           "response_spectrum"]

@@ -27,6 +27,8 @@ CHECKS = "checks"
 #: the nodal fields: the motion relative to the support, and the absolute acceleration (the
 #: relative one plus the ground's, when a base acceleration moves the support)
 FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
+#: the nodal fields of a random analysis (their PSDs): the same
+RANDOM_FIELDS = FIELDS
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -97,3 +99,9 @@ ANALYSIS_ATTRS = ("kind", "basis", "scheme", "status", "message", "wall_time_s",
 # columns of the /checks compound table
 CHECK_COLUMNS = ("analysis", "quantity", "node", "component", "at", "reference", "computed",
                  "tolerance", "absolute", "passed")
+
+
+def psd_unit(unit: str) -> str:
+    """The unit of the power spectral density of a quantity in ``unit``: m -> m^2/Hz,
+    m/s -> (m/s)^2/Hz, N.m -> (N.m)^2/Hz."""
+    return f"({unit})^2/Hz" if any(c in unit for c in "/.^ ") else f"{unit}^2/Hz"

@@ -7,6 +7,7 @@ import math
 
 from fem.errors import StudyError
 from fem import catalog
+from fem.study.random_blocks import check_random_check, random_block
 from fem.study.spectral_blocks import spectral_keys
 from fem.study.specs import (ABSOLUTE_FIELDS, ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec,
                              step_limit)
@@ -61,6 +62,8 @@ def _analysis(t: Table, i, loads, links, functions, base=None, spectra=None) -> 
         p["time"] = t.float("time", None)
     elif kind == "spectral":
         spectral_keys(t, p, spectra or {})
+    elif kind == "random":
+        random_block(t, p, loads, functions)
     else:
         _harmonic(t, p, loads)
     t.done()
@@ -300,7 +303,7 @@ def _check_function_domains(analyses, loads, imposed, relations, functions):
 
 
 def _checks(raw, analyses):
-    from postpro.checks import MODAL_QUANTITIES, parse_checks
+    from postpro.checks import MODAL_QUANTITIES, RANDOM_QUANTITIES, parse_checks
     from postpro.errors import CheckSpecError
 
     if isinstance(raw, dict):
@@ -326,6 +329,7 @@ def _checks(raw, analyses):
         else:
             a = by_name[s.analysis]
         kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else \
+            ("random",) if s.quantity in RANDOM_QUANTITIES else \
             ("transient", "static", "spectral") if s.quantity in ("displacement",) + FORCE_FIELDS \
             else \
             ("transient",)
@@ -333,6 +337,8 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
                              f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
                              f"'{a.kind}'")
+        if a.kind == "random":
+            check_random_check(s, a, f"check[{i + 1}]")
         count = a.params.get("count") if a.kind in ("modes", "complex_modes") else None
         if s.mode is not None and count is not None and s.mode > count:
             raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "

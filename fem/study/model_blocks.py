@@ -211,8 +211,6 @@ def _load(t: Table, i, components, functions) -> LoadSpec:
     else:
         g = t.float("value", 1.0)
         direction = _direction(t, "direction")
-        if function is None:
-            raise t.error("function", "a base acceleration needs a function of time (m/s^2)")
     t.done()
     return LoadSpec(t.where, name, kind, targets, values, g, direction, function)
 

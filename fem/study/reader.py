@@ -11,6 +11,7 @@ from fem.study.analysis_blocks import (_analysis, _check_function_domains, _chec
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
                                     _mesh, _rayleigh, _relation)
 from fem.study.spectral_blocks import spectra as design_spectra
+from fem.study.random_blocks import check_base_acceleration_functions
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
 from fem.validate import Table
 
@@ -100,6 +101,7 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
     _check_function_domains(analyses, loads, imposed, relations, functions)
+    check_base_acceleration_functions(analyses, loads)
     checks = _checks(root.raw("check", []), analyses)
     out_t = root.table("output", None)
     output = Path(f"{path.stem}.h5")

@@ -18,7 +18,8 @@ FORCE_FIELDS = ("element_force", "reaction")
 #: relative acceleration plus the ground's (the base acceleration loads of the analysis)
 ABSOLUTE_FIELDS = ("absolute_acceleration",)
 
-ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral")
+ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral",
+                  "random")
 LINK_KINDS = ("shock", "impact")
 #: most time steps one transient analysis may take by default (its time grid is held in
 #: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run

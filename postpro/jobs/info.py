@@ -6,8 +6,8 @@ import numpy as np
 
 from postpro.errors import PostproError
 from postpro.jobs import common
-from postpro.results import (HarmonicAnalysis, ModalAnalysis, SpectralAnalysis, StaticAnalysis,
-                             TransientAnalysis)
+from postpro.results import (HarmonicAnalysis, ModalAnalysis, RandomAnalysis, SpectralAnalysis,
+                             StaticAnalysis, TransientAnalysis)
 
 
 def add_parser(subparsers):
@@ -70,6 +70,8 @@ def _details(analysis) -> list[str]:
         if analysis.basis == "modal":
             lines.append("generalized coordinates: archived")
         return lines
+    if isinstance(analysis, RandomAnalysis):
+        return _random(analysis)
     if isinstance(analysis, HarmonicAnalysis):
         return [f"fields: {_fields(analysis)}",
                 f"frequencies: {_range(analysis.frequency, 'Hz')}"]
@@ -99,3 +101,30 @@ def _forces(analysis) -> list[str]:
             f"({' '.join(analysis.element_components)})" if analysis.elements else
             "element forces: none",
             f"reactions: {len(analysis.reactions)}" if analysis.reactions else "reactions: none"]
+
+
+def _random(analysis) -> list[str]:
+    """PSDs stored, frequencies, inputs, and the largest RMS of each PSD."""
+    excitations = analysis.parameters.get("excitations", [])
+    inputs = [f"{e.get('load')} ({e.get('kind', '?')}, PSD '{e.get('psd')}'"
+              f"{', log-log' if e.get('interpolation') == 'loglog' else ''})"
+              for e in excitations]
+    lines = [f"PSDs: {_fields(analysis)}",
+             f"frequencies: {_range(analysis.frequency, 'Hz')}",
+             f"inputs (uncorrelated): {_names(inputs)}"]
+    forces = []
+    if analysis.elements:
+        forces.append(f"element_force of {len(analysis.elements)} elements")
+    if analysis.reactions:
+        forces.append(f"reaction at {len(analysis.reactions)} dofs")
+    if forces:
+        lines.append(f"force PSDs: {', '.join(forces)}")
+    for field in analysis.fields:
+        dofs = analysis.archived_dofs
+        rms = np.array([analysis.rms(field, node, component) for node, component in dofs])
+        if len(rms):
+            k = int(np.argmax(rms))
+            unit = analysis.field_units(field)[0].replace("^2/Hz", "").strip("()") \
+                if len(analysis.field_units(field)) == 1 else "SI"
+            lines.append(f"largest {field} RMS: {rms[k]:.6g} {unit} at {' '.join(dofs[k])}")
+    return lines
