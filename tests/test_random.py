@@ -423,7 +423,7 @@ def _random_block(study):
     (lambda s: s.update(check=[{"analysis": "both", "quantity": "displacement",
                                 "node": "P1", "component": "DX", "time": 0.0,
                                 "reference": 1.0}]),
-     "'displacement' needs a transient or static analysis, but 'both' is of kind 'random'"),
+     "'displacement' needs a transient or static or spectral analysis, but 'both' is of kind 'random'"),
 ])
 def test_bad_inputs_name_the_key(change, message):
     assert message in _bad(change)
