@@ -154,6 +154,7 @@ def test_jumps_an_instant_given_twice():
     ([0.0, 1.0], [0, 1], "1:5", 0.05, "expected f0:f1:count"),
     ([0.0, 1.0], [0, 1], "a,b", 0.05, "numbers separated by commas"),
     ([0.0, 1.0], [0, 1], [1.0], "0.05,x", "numbers separated by commas"),
+    ([0.0, 1.0], [0, 1], "1:10:20000", np.linspace(0, 0.1, 60), "at most 1,000,000"),
 ])
 def test_bad_inputs(time, acceleration, freqs, damping, message):
     with pytest.raises(PostproError, match=message):
