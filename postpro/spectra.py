@@ -39,6 +39,8 @@ DEFAULT_FREQUENCIES = "0.1:100:200"
 DEFAULT_DAMPING = 0.05
 #: most frequencies (or damping ratios) one call takes
 MAX_COUNT = 100_000
+#: most oscillators (frequencies x damping ratios) one call takes
+MAX_OSCILLATORS = 1_000_000
 #: memory for the step coefficients of a block of oscillators (bytes)
 COEFFICIENT_BYTES = 16 << 20
 
@@ -173,6 +175,9 @@ def response_spectrum(time, acceleration, frequencies=None, damping=DEFAULT_DAMP
         xi = parse_dampings(damping)
     else:
         xi = _dampings(np.atleast_1d(np.asarray(damping, dtype=float)), "damping")
+    if f.size * xi.size > MAX_OSCILLATORS:
+        raise PostproError(f"{f.size} frequencies x {xi.size} damping ratios: at most "
+                           f"{MAX_OSCILLATORS:,} oscillators in one call")
     kernels = _kernels()
     # steps of one length to round-off of the instants share their coefficients
     tolerance = 16.0 * np.finfo(float).eps * max(abs(t[0]), abs(t[-1]))

@@ -154,6 +154,7 @@ def test_jumps_an_instant_given_twice():
     ([0.0, 1.0], [0, 1], "1:5", 0.05, "expected f0:f1:count"),
     ([0.0, 1.0], [0, 1], "a,b", 0.05, "numbers separated by commas"),
     ([0.0, 1.0], [0, 1], [1.0], "0.05,x", "numbers separated by commas"),
+    ([0.0, 1.0], [0, 1], "1:10:20000", np.linspace(0, 0.1, 60), "at most 1,000,000"),
 ])
 def test_bad_inputs(time, acceleration, freqs, damping, message):
     with pytest.raises(PostproError, match=message):
@@ -187,7 +188,7 @@ def _table(text: str):
 def test_cli_record_against_the_closed_form(tmp_path, capsys):
     A, f0 = 2.0, 1.5
     W = 2 * np.pi * f0
-    t = np.linspace(0.0, 4.0, 16001)
+    t = np.linspace(0.0, 4.0, 8001)
     record = tmp_path / "quake.csv"
     record.write_text("time [s],acceleration [m/s2]\n" + "".join(
         f"{float(ti)!r},{float(A * np.sin(W * ti))!r}\n" for ti in t))
@@ -196,7 +197,7 @@ def test_cli_record_against_the_closed_form(tmp_path, capsys):
     assert post(["spectrum", "--record", str(record), "--frequencies", "1,1.5,6",
                  "--damping", "0.02,0.1", "--csv", str(csv), "--plot", str(plot)]) == 0
     head, _, _ = _table(capsys.readouterr().out)
-    assert "the record" in head and "16001 instants" in head
+    assert "the record" in head and "8001 instants" in head
     rows = np.loadtxt(csv, delimiter=",", skiprows=1)
     header = csv.read_text().splitlines()[0].split(",")
     assert header[:4] == ["frequency [Hz]", "period [s]", "SD xi=0.02 [m]", "PSV xi=0.02 [m/s]"]

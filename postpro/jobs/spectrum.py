@@ -297,7 +297,8 @@ def _from_file(args) -> Record:
 def _plot(spectrum, what: str, path):
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(10, 7), dpi=100, layout="constrained")
+    figure = Figure(figsize=(10, 7), dpi=100)
+    figure.subplots_adjust(left=0.09, right=0.97, bottom=0.08, top=0.93, hspace=0.08)
     top, bottom = figure.subplots(2, 1, sharex=True)
     for k, xi in enumerate(spectrum.damping):
         top.plot(spectrum.frequency, spectrum.psa[:, k], label=f"xi = {xi:g}")
@@ -309,7 +310,7 @@ def _plot(spectrum, what: str, path):
         bottom.set_yscale("log")
     for axes in (top, bottom):
         axes.set_xscale("log")
-        axes.grid(True, which="both", alpha=0.3)
+        axes.grid(True, alpha=0.3)
         axes.legend()
     figure.suptitle(f"response spectrum of {what}", fontsize="medium")
     try:
