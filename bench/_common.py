@@ -247,11 +247,14 @@ class Report:
     # ---------------------------------------------------------------- collecting
     def figure(self, name: str, value: float, unit: str, *, baseline: float | None = None,
                baseline_name: str | None = None, target: tuple | None = None,
-               note: str | None = None) -> dict:
+               note: str | None = None, signed: bool = False) -> dict:
         """Record a figure; ``target`` = (what, op, bound), what "ratio" or "value", op one of
-        <=, <, >=, >. Returns the figure (its "met" is None without a target)."""
+        <=, <, >=, >; ``signed``: a difference of two measurements, which noise can make
+        negative (every other figure is positive). Returns the figure."""
         value = float(value)
         fig = {"name": name, "value": value, "unit": unit}
+        if signed:
+            fig["signed"] = True
         if baseline is not None:
             fig["baseline"] = float(baseline)
             fig["baseline_name"] = baseline_name or "baseline"
