@@ -34,7 +34,6 @@ its baseline and ratio where it has one), the tables go to stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -43,7 +42,7 @@ import time
 
 import numpy as np
 
-from _common import ROOT, load_average, machine, table
+from _common import ROOT, Report, load_average, machine, table
 
 TARGET = 0.5            # s, the spectrum after compilation
 AGREEMENT = 1e-8
@@ -108,10 +107,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats, args.subset = 3, min(args.subset, 6)
-    out = sys.stderr if args.json else sys.stdout
+    report = Report("spectrum", args)     # with --json, what is printed goes to stderr
 
     def say(text=""):
-        print(text, file=out, flush=True)
+        print(text, flush=True)
 
     say(f"response spectrum of a {args.points}-point record, 200 frequencies x 3 damping "
         f"ratios")
@@ -180,21 +179,18 @@ def main(argv=None) -> int:
     if status:
         say(f"the peaks DIFFER from lsim's by more than {AGREEMENT:g}")
     say(f"at the end: {load_average()}")
-    if args.json:
-        figures = {
-            "points": args.points, "oscillators": count,
-            "spectrum_s": {"value": best, "baseline": lsim_total, "ratio": ratio,
-                           "baseline_name": "scipy.signal.lsim loop",
-                           "baseline_extrapolated_from": int(len(picks)) if extrapolated
-                           else None},
-            "first_call_s": {"value": first, "kind": first_kind},
-            "compile_s": compiled,
-            "uneven_steps_s": uneven,
-            "largest_relative_difference": worst,
-            "target_s": TARGET, "target_met": met,
-        }
-        print(json.dumps(figures, indent=1))
-    return status
+    report.figure(f"spectrum, {count} oscillators x {args.points} points", best, "s",
+                  baseline=lsim_total, baseline_name="scipy.signal.lsim loop" +
+                  (f" (extrapolated from {len(picks)})" if extrapolated else ""),
+                  target=("value", "<", TARGET))
+    report.figure("first call (" + first_kind + ")", first, "s")
+    if compiled is not None:
+        report.figure("compile in a child, empty cache", compiled, "s")
+    report.figure("the same, uneven steps", uneven, "s", baseline=best,
+                  baseline_name="even steps")
+    report.check("SD, SV, SA against lsim (largest relative difference)", worst, AGREEMENT)
+    report.details.update(points=args.points, oscillators=count)
+    return report.finish(status)
 
 
 if __name__ == "__main__":
