@@ -243,6 +243,8 @@ class Report:
             sys.stdout.flush()
             self._fd = os.dup(1)
             os.dup2(2, 1)
+            # stderr is usually a file or a pipe here: a line at a time, so progress shows
+            sys.stdout.reconfigure(line_buffering=True)
 
     # ---------------------------------------------------------------- collecting
     def figure(self, name: str, value: float, unit: str, *, baseline: float | None = None,

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# the benchmarks compile and time their own runs: a run of their own, not the default suite
+pytestmark = pytest.mark.bench
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHES = sorted(p for p in (ROOT / "bench").glob("*.py") if not p.name.startswith("_"))
 #: a quick run takes a few seconds; this only stops one that hangs
