@@ -228,7 +228,7 @@ def fft(t, x, *, window: str = "boxcar", detrend: str = "none",
     amplitude : numpy.ndarray, shape (nf,) or (nf, c)
         In the unit of x: ``x(t) = sum A_k cos(2 pi f_k (t - t0) + phi_k)``.
     phase : numpy.ndarray, shape as amplitude
-        phi_k in degrees, in (-180, 180], relative to the first instant t0; 0 where the
+        phi_k in degrees, in [-180, 180], relative to the first instant t0; 0 where the
         amplitude is below 1e-10 of the column's largest (round-off).
     """
     from scipy import signal

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from postpro import layout
 from postpro.errors import PostproError
 from postpro.jobs import common
 from postpro.results import (HarmonicAnalysis, ModalAnalysis, RandomAnalysis, SpectralAnalysis,
@@ -124,7 +125,7 @@ def _random(analysis) -> list[str]:
         rms = np.array([analysis.rms(field, node, component) for node, component in dofs])
         if len(rms):
             k = int(np.argmax(rms))
-            unit = analysis.field_units(field)[0].replace("^2/Hz", "").strip("()") \
-                if len(analysis.field_units(field)) == 1 else "SI"
+            base = "acceleration" if field == "absolute_acceleration" else field
+            unit = layout.unit_of(base, dofs[k][1])
             lines.append(f"largest {field} RMS: {rms[k]:.6g} {unit} at {' '.join(dofs[k])}")
     return lines
