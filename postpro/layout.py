@@ -25,6 +25,10 @@ ANALYSES = "analyses"
 CHECKS = "checks"
 
 FIELDS = ("displacement", "velocity", "acceleration")
+#: the motion relative to the supports' pseudo-static motion (analyses that drive supports)
+RELATIVE_FIELDS = ("relative_displacement", "relative_velocity", "relative_acceleration")
+#: every nodal field a transient analysis may archive
+NODAL_FIELDS = FIELDS + RELATIVE_FIELDS
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -33,6 +37,9 @@ UNITS = {
     "displacement": "m",
     "velocity": "m/s",
     "acceleration": "m/s^2",
+    "relative_displacement": "m",
+    "relative_velocity": "m/s",
+    "relative_acceleration": "m/s^2",
     "frequency": "Hz",
     "omega": "rad/s",
     "normal_force": "N",
@@ -61,7 +68,9 @@ UNITS = {
 
 #: rotation components, and the units of the nodal fields along them
 ROTATIONS = ("DRX", "DRY", "DRZ")
-ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2"}
+ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2",
+                  "relative_displacement": "rad", "relative_velocity": "rad/s",
+                  "relative_acceleration": "rad/s^2"}
 
 
 def unit_of(quantity: str, component: str | None = None) -> str:

@@ -47,6 +47,9 @@ from fem.integrators.kernels import DIVERGED, DONE, EVENT, diverged
 from fem.links.columns import CMP, FN, G0, LAM, MODE, OPEN
 
 SMOOTH_DEGREE = 8
+#: kinds of time functions that are linear between their breakpoints (degree 1 represents
+#: them exactly); the others (expressions, integrated records) take degree SMOOTH_DEGREE
+PIECEWISE_LINEAR = ("table", "record", "constant")
 #: largest interpolation error of a smooth forcing on a step, relative to its size there
 FORCING_TOLERANCE = 1e-12
 
@@ -70,7 +73,8 @@ class ExactScheme(Scheme):
         self.energy = True          # the integrals are exact and cheap: always archived
         self.phases = Phases(self)
         functions = [fn for fn, _ in dynamics.columns]
-        self.degree = SMOOTH_DEGREE if any(fn.kind == "expression" for fn in functions) else 1
+        self.degree = SMOOTH_DEGREE if any(fn.kind not in PIECEWISE_LINEAR for fn in functions) \
+            else 1
         self.breaks = dynamics.breakpoints
         self.exact_event = None
         self._after_event = False

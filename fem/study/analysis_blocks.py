@@ -7,7 +7,9 @@ import math
 
 from fem.errors import StudyError
 from fem import catalog
-from fem.study.specs import ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec, step_limit
+from fem.study.specs import (ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, RELATIVE_FIELDS, AnalysisSpec,
+                             step_limit)
+from fem.study.support_blocks import analysis_supports
 from fem.validate import Table, check_float_list
 
 
@@ -39,7 +41,7 @@ def _steps(t: Table):
     return out
 
 
-def _analysis(t: Table, i, loads, links, functions, base=None) -> AnalysisSpec:
+def _analysis(t: Table, i, loads, links, functions, base=None, supports=()) -> AnalysisSpec:
     kind = t.str("kind", choices=ANALYSIS_KINDS)
     name = t.str("name", f"{kind}{i + 1}")
     p: dict = {}
@@ -53,7 +55,7 @@ def _analysis(t: Table, i, loads, links, functions, base=None) -> AnalysisSpec:
             p["count"] = 10
         p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
     elif kind == "transient":
-        _transient(t, p, loads, links, base)
+        _transient(t, p, loads, links, base, supports)
     elif kind == "static":
         p["loads"] = _loads_subset(t, loads)
         p["time"] = t.float("time", None)
@@ -103,7 +105,7 @@ def _fits_in_memory(t: Table, key: str, count: float):
                            f"longer step or split the analysis in time")
 
 
-def _transient(t: Table, p: dict, loads, links, base=None):
+def _transient(t: Table, p: dict, loads, links, base=None, supports=()):
     basis = t.str("basis", "physical", choices=catalog.BASES)
     p["basis"] = basis
     schemes = catalog.schemes(basis)
@@ -159,16 +161,20 @@ def _transient(t: Table, p: dict, loads, links, base=None):
         if n not in known:
             raise t.error("links", f"unknown link '{n}' (defined links: {', '.join(known) or 'none'})")
     p["links"] = link_names
+    analysis_supports(t, p, supports)
     p["archive"] = _archive(t.table("archive", None))
     for x in p["archive"].get("times", ()):
         if not _within(x, p["start"], p["end"]):
             raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
                              f"[{p['start']:g}, {p['end']:g}] s")
-    known = FIELDS + FORCE_FIELDS
+    known = FIELDS + FORCE_FIELDS + (RELATIVE_FIELDS if p["supports"] else ())
     explicit = t.has("fields")
     fields = t.str_list("fields", list(known))
     for f in fields:
         if f not in known:
+            if f in RELATIVE_FIELDS:
+                raise t.error("fields", f"'{f}' needs supports: the analysis drives no "
+                                        f"[[support]]")
             raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(known)})")
     p["fields"] = [f for f in known if f in fields]
     p["events"] = t.str("events", row.events, choices=row.event_modes)
@@ -328,8 +334,8 @@ def _checks(raw, analyses):
         if s.mode is not None and count is not None and s.mode > count:
             raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "
                              f"computes at most {count} modes")
-        if a.kind == "transient" and s.quantity in FIELDS + FORCE_FIELDS and \
-                s.quantity not in a.params.get("fields", FIELDS):
+        if a.kind == "transient" and s.quantity in FIELDS + FORCE_FIELDS + RELATIVE_FIELDS \
+                and s.quantity not in a.params.get("fields", FIELDS):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
                              f"fields")
@@ -337,7 +343,7 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].{'time' if s.time is not None else 'interpolate'}"
                              f": analysis '{a.name}' is static: its checks take no time")
         if a.kind == "transient" and s.time is None and \
-                s.quantity in FIELDS + FORCE_FIELDS:
+                s.quantity in FIELDS + FORCE_FIELDS + RELATIVE_FIELDS:
             raise StudyError(f"check[{i + 1}]: missing key 'time' (quantity '{s.quantity}' of "
                              f"a transient analysis needs node or element, component and time)")
         if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],

@@ -11,6 +11,7 @@ from fem.study.analysis_blocks import (_analysis, _check_function_domains, _chec
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
                                     _mesh, _rayleigh, _relation)
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
+from fem.study.support_blocks import check_support_domains, support, unique_names
 from fem.validate import Table
 
 
@@ -91,13 +92,17 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     loads = tuple(_load(t, i, components, functions) for i, t in enumerate(root.tables("load")))
     _unique([ld.name for ld in loads], "load", "name")
     initial = tuple(_initial(t, components) for t in root.tables("initial"))
-    links = tuple(_link(t, i, components) for i, t in enumerate(root.tables("link")))
+    supports = tuple(support(t, i, components, functions)
+                     for i, t in enumerate(root.tables("support")))
+    unique_names(supports)
+    links = tuple(_link(t, i, components, supports) for i, t in enumerate(root.tables("link")))
     _unique([lk.name for lk in links], "link", "name")
-    analyses = tuple(_analysis(t, i, loads, links, functions, base)
+    analyses = tuple(_analysis(t, i, loads, links, functions, base, supports)
                      for i, t in enumerate(root.tables("analysis")))
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
     _check_function_domains(analyses, loads, imposed, relations, functions)
+    check_support_domains(analyses, supports, functions)
     checks = _checks(root.raw("check", []), analyses)
     out_t = root.table("output", None)
     output = Path(f"{path.stem}.h5")
@@ -109,7 +114,8 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     return Study(path=path, source=source, title=title, mesh=mesh, components=components,
                  discrete=discrete, imposed=tuple(imposed), relations=tuple(relations),
                  functions=functions, loads=loads, initial=initial, links=links,
-                 analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh)
+                 analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh,
+                 supports=supports)
 
 
 def _unique(names, block, key):

@@ -241,8 +241,8 @@ def resolve_fields(analysis, fields) -> list[str]:
     """Fields asked for (default displacement), each checked against what was archived."""
     fields = list(fields) or ["displacement"]
     for field in fields:
-        if field not in layout.FIELDS:
-            raise PostproError(f"unknown field '{field}' (known: {', '.join(layout.FIELDS)})")
+        if field not in layout.NODAL_FIELDS:
+            raise PostproError(f"unknown field '{field}' (known: {', '.join(layout.NODAL_FIELDS)})")
         if field not in analysis.fields:
             raise PostproError(f"analysis '{analysis.name}' did not archive '{field}' "
                                f"(archived: {', '.join(analysis.fields) or 'none'})")
