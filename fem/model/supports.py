@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg
 from scipy.sparse.csgraph import connected_components
@@ -38,6 +39,8 @@ from fem.errors import StudyError
 from fem.functions.integrated import IntegratedTable, Scaled
 from fem.study.specs import RELATIVE_FIELDS, TRANSLATIONS
 
+#: the largest set of free dofs whose singular stiffness is solved densely (least squares)
+DENSE_LIMIT = 4000
 #: the absolute field and derivative order behind each relative field
 RELATIVE_OF = {"relative_displacement": ("displacement", 0),
                "relative_velocity": ("velocity", 1),
@@ -199,17 +202,35 @@ def static_modes(model, columns, where: str) -> np.ndarray:
     sel = np.flatnonzero(np.isin(labels, touched))
     Ks = sp.csc_matrix(Kff[sel][:, sel])
     rhs = -Kfb[sel]
-    try:
-        solved = scipy.sparse.linalg.splu(Ks).solve(rhs)
-    except RuntimeError:
-        solved = np.full_like(rhs, np.nan)
-    residual = np.linalg.norm(Ks @ solved - rhs) if np.all(np.isfinite(solved)) else np.inf
-    if not residual <= 1e-8 * np.linalg.norm(rhs):
-        raise StudyError(f"{where}: the static modes of the supports are not defined: free "
-                         f"dofs held by springs to a support form a mechanism (their "
-                         f"stiffness is singular); hold them with springs or constraints")
+    solved = _solve(Ks, rhs)
+    if solved is None and len(sel) <= DENSE_LIMIT:
+        # a mechanism among the free dofs a support holds (springs that leave some motion
+        # free, a rigid-body mode): K is semi-definite, so -K_fb lies in the range of K_ff
+        # and the least-squares solution (no static motion along the free motion) solves it
+        dense = scipy.linalg.lstsq(Ks.toarray(), rhs, cond=1e-12)[0]
+        if _residual(Ks, dense, rhs) <= 1e-8:
+            solved = dense
+    if solved is None:
+        raise StudyError(f"{where}: the static modes of the supports are not defined: the "
+                         f"stiffness of the free dofs held by springs to a support is singular "
+                         f"({len(sel)} dofs); hold them with springs or constraints")
     psi[sel] = solved
     return psi
+
+
+def _residual(A, x, rhs) -> float:
+    if not np.all(np.isfinite(x)):
+        return np.inf
+    return float(np.linalg.norm(A @ x - rhs) / max(np.linalg.norm(rhs), 1e-300))
+
+
+def _solve(A, rhs):
+    """A^-1 rhs by a sparse LU, or None when A is singular."""
+    try:
+        x = scipy.sparse.linalg.splu(A).solve(rhs)
+    except RuntimeError:
+        return None
+    return x if _residual(A, x, rhs) <= 1e-8 else None
 
 
 @dataclass
