@@ -64,9 +64,10 @@ def table_fn(rows):
 
 
 def absolute_reference(times, accelerations, u0=None, v0=None, ground=True,
-                       damping=C_SPRING, coupled=True, mass_damping=0.0):
+                       damping=C_SPRING, coupled=True, mass_damping=0.0, support_v0=(0, 0)):
     """Absolute motion of the 5 dofs by solve_ivp of the absolute equations of the free dofs
-    (with the supports' motion integrated in the same ODE). ``coupled = False`` writes the
+    (with the supports' motion integrated in the same ODE from rest, or from the velocities
+    ``support_v0``; ``accelerations``: tables or functions). ``coupled = False`` writes the
     relative equations without the damping coupling instead. Returns (u, v, a) (nt, 5)."""
     M, C, K = matrices(ground, damping)
     C = C + mass_damping * M
@@ -74,7 +75,7 @@ def absolute_reference(times, accelerations, u0=None, v0=None, ground=True,
     Mff, Cff, Kff = (X[np.ix_(f, f)] for X in (M, C, K))
     Cfb, Kfb = C[np.ix_(f, b)], K[np.ix_(f, b)]
     psi = -np.linalg.solve(Kff, Kfb)
-    acc = [table_fn(r) for r in accelerations]
+    acc = [r if callable(r) else table_fn(r) for r in accelerations]
 
     def rhs(t, z):
         x, v, ub, vb = z[:3], z[3:6], z[6:8], z[8:10]
@@ -92,6 +93,7 @@ def absolute_reference(times, accelerations, u0=None, v0=None, ground=True,
         z0[:3] = u0
     if v0 is not None:
         z0[3:6] = v0
+    z0[8:10] = support_v0
     sol = solve_ivp(rhs, (times[0], times[-1]), z0, t_eval=times, rtol=1e-11, atol=1e-14,
                     method="DOP853", max_step=0.01, first_step=1e-5)
     assert sol.success
@@ -230,6 +232,39 @@ def test_different_records_equal_absolute_equations():
     assert np.max(np.abs(s1 - ref)) <= 1e-7 * np.max(np.abs(ref))
 
 
+def test_displacement_expressions_exact_scheme():
+    """Supports driven by displacement expressions (their derivatives are exact): the exact
+    scheme, physical and modal, against solve_ivp of the absolute equations."""
+    tables = chain()
+    tables["functions"].update({"ua": {"expression": "0.002*sin(2*pi*5*t)"},
+                                "ub": {"expression": "0.003*(1 - cos(2*pi*3*t))"}})
+    tables["support"] = [{"name": "left", "nodes": ["A"], "displacement": {"DX": "ua"}},
+                         {"name": "right", "nodes": ["B"], "displacement": {"DX": "ub"}}]
+    analyses = [{"name": "exact", "kind": "transient", "scheme": "exact", "step": 0.01,
+                 "end": 0.3},
+                {"name": "modes", "kind": "modes", "count": 3},
+                {"name": "modal", "kind": "transient", "basis": "modal", "modes": "modes",
+                 "scheme": "exact", "step": 0.01, "end": 0.3, "nodes": ["N2", "B"]}]
+    res = run(tables, analyses)
+    w1, w2 = 2 * np.pi * 5, 2 * np.pi * 3
+    t = res.analysis("exact").time
+    u, v, _ = absolute_reference(t, [lambda s: -0.002 * w1 ** 2 * np.sin(w1 * s),
+                                     lambda s: 0.003 * w2 ** 2 * np.cos(w2 * s)],
+                                 support_v0=(0.002 * w1, 0.0))
+    _, x = fields(res, "exact", "displacement")
+    assert np.max(np.abs(x - u)) <= 1e-8 * np.max(np.abs(u))
+    modal = res.analysis("modal")
+    for node in ("N2", "B"):
+        j = NODES.index(node)
+        assert np.max(np.abs(modal.series("displacement", node, "DX")[1] - u[:, j])) <= \
+            1e-8 * np.max(np.abs(u))
+        # relative fields on the recombined nodes only: the same as on every dof
+        assert np.max(np.abs(modal.series("relative_displacement", node, "DX")[1]
+                             - res.analysis("exact").series("relative_displacement", node,
+                                                            "DX")[1])) <= \
+            1e-8 * np.max(np.abs(u))
+
+
 def test_neglected_damping_coupling():
     """support_damping = "neglected" drops -(C_ff Psi + C_fb) u_b' from the relative
     equations: against solve_ivp of those equations (mass-proportional damping added, so the
@@ -274,7 +309,7 @@ def test_modal_damping_acts_on_relative_motion():
     acc = [table_fn(ACC_A), table_fn(ACC_B)]
 
     def rhs(t, z):
-        eta, etad, ub, vb = z[:3], z[3:6], z[6:8], z[8:]
+        eta, etad, vb = z[:3], z[3:6], z[8:]
         ab = np.array([a(t) for a in acc])
         return np.concatenate([etad, -gen @ ab - 2 * np.array(xi) * w * etad - w2 * eta, vb, ab])
 
@@ -342,6 +377,19 @@ def test_relation_to_a_support_dof():
     assert np.max(np.abs(a.series("displacement", "N1", "DX")[1]
                          - a.series("displacement", "A", "DX")[1])) <= 1e-15
     assert np.max(np.abs(a.series("displacement", "A", "DX")[1])) > 1e-3
+
+
+def test_scale_through_with_values():
+    """``support.NAME.scale`` varies a support's record: the response is linear in it."""
+    data = chain()
+    data["support"][1]["acceleration"] = {"DX": "acc_a"}
+    data["analysis"] = [{"name": "nm", "kind": "transient", "step": 0.002, "end": 0.2}]
+    study = fem.Study.from_dict(data)
+    doubled = study.with_values({"support.left.scale": 2.0, "support.right.scale": 2.0})
+    _, one = fields(fem.run(study), "nm", "displacement")
+    _, two = fields(fem.run(doubled), "nm", "displacement")
+    assert np.max(np.abs(two - 2.0 * one)) <= 1e-14 * np.max(np.abs(two))
+    assert np.max(np.abs(one)) > 1e-4
 
 
 def test_restart_keeps_the_absolute_state():

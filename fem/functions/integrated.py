@@ -44,6 +44,8 @@ class IntegratedTable(TimeFunction):
 
     kind = "integrated"
     exact_order = math.inf
+    #: a cubic between the table's times (schemes that interpolate the loads use it)
+    polynomial_degree = 3
 
     def __init__(self, name: str, table, scale: float = 1.0, velocity: float = 0.0,
                  displacement: float = 0.0):
@@ -150,6 +152,11 @@ class Scaled(TimeFunction):
     @property
     def time_scale(self) -> float:
         return self.function.time_scale
+
+    @property
+    def polynomial_degree(self):
+        """The wrapped function's degree between breakpoints, when it states one."""
+        return getattr(self.function, "polynomial_degree", None)
 
     def _evaluate(self, t):
         return self.scale * np.asarray(self.function(t), float)
