@@ -202,7 +202,7 @@ class AnalysisWriter:
         units = dict(units or {})
         if self.components is not None:
             components = self.components if dofs is None else self.components[dofs]
-            for name in layout.FIELDS:
+            for name in layout.NODAL_FIELDS:
                 if name in columns and name not in units and columns[name] == len(components):
                     units[name] = layout.column_units(name, components)
         return SeriesWriter(self.group, columns, units, dtype)

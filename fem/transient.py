@@ -268,7 +268,7 @@ class ResultsSink:
                    "acceleration": "generalized/qddot"}
 
     def __init__(self, series, dyn, links, fields, width: int, energy: bool, forces=None,
-                 ground: GroundAcceleration | None = None):
+                 ground: GroundAcceleration | None = None, relative=None):
         self.energy = energy
         self.ground = ground if ground is not None else GroundAcceleration([])
         self.width = width
@@ -277,17 +277,22 @@ class ResultsSink:
         self.links = links
         self.fields = list(fields)
         self.forces = forces if forces else None
+        self.relative = relative if relative else None
         self.pending = []
         self.pending_rows = 0
         extra = sum(self.forces.columns().values()) if self.forces else 0
+        extra += len(self.relative.fields) * width if self.relative else 0
         per_row = (len(self.fields) * width + (3 * dyn.size if dyn.generalized else 0)
                    + 8 * max(links.count, 0) + 6 + extra)
         self.block_rows = max(256, self.BLOCK_VALUES // max(per_row, 1))
         self.last_flush = time.monotonic()
 
     @staticmethod
-    def columns(dyn, links, fields, width: int, energy: bool, forces=None) -> dict:
+    def columns(dyn, links, fields, width: int, energy: bool, forces=None,
+                relative=None) -> dict:
         cols = {"time": 0, **{f: width for f in fields}}
+        if relative:
+            cols.update(relative.columns(width))
         if forces:
             cols.update(forces.columns())
         if dyn.generalized:
@@ -309,12 +314,14 @@ class ResultsSink:
         blocks = {"time": t}
         states = (("displacement", out.X, 0), ("velocity", out.V, 1),
                   ("acceleration", out.A, 2))
+        needs = self.relative.needs if self.relative else ()
         with np.errstate(all="ignore"):
             full = {}
             absolute = "absolute_acceleration" in self.fields
             for field, data, order in states:
                 q = np.array(data[:rows])
-                if field in self.fields or self.forces or (absolute and order == 2):
+                if field in self.fields or self.forces or (absolute and order == 2) \
+                        or field in needs:
                     full[field] = self.dyn.expand(q, t, order)
                 if field in self.fields:
                     blocks[field] = full[field]
@@ -326,6 +333,8 @@ class ResultsSink:
             if self.forces:
                 blocks.update(self.forces.rows(t, full["displacement"], full["velocity"],
                                                full["acceleration"]))
+            if self.relative:
+                blocks.update(self.relative.rows(t, full))
         if self.links:
             blocks.update(self.links.series(out.CV[:rows]))
         if self.energy:

@@ -207,8 +207,10 @@ class _SampledAnalysis(_ForceColumns, Analysis):
 
     @property
     def fields(self) -> tuple[str, ...]:
-        """The fields archived, among displacement, velocity and acceleration."""
-        return tuple(f for f in layout.FIELDS if isinstance(self._group.get(f), h5py.Dataset))
+        """The fields archived, among displacement, velocity and acceleration (and their
+        relative_ counterparts on an analysis that drives supports)."""
+        return tuple(f for f in layout.NODAL_FIELDS
+                     if isinstance(self._group.get(f), h5py.Dataset))
 
     def field_units(self, field: str) -> tuple[str, ...]:
         """The distinct units of a field's columns, as the file states them (("m", "rad")
@@ -233,8 +235,8 @@ class _SampledAnalysis(_ForceColumns, Analysis):
                 for dof in columns]
 
     def _field(self, field: str) -> h5py.Dataset:
-        if field not in layout.FIELDS:
-            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.FIELDS)})")
+        if field not in layout.NODAL_FIELDS:
+            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.NODAL_FIELDS)})")
         if field not in self.fields:
             raise PostproError(f"{self._where} did not archive '{field}' (archived: "
                                f"{_listing(self.fields)})")

@@ -32,7 +32,7 @@ RANDOM_CHECK_FIELDS = layout.RANDOM_FIELDS + ("element_force", "reaction")
 QUANTITIES = {
     # time: required on a transient analysis, refused on a static one (checked with the
     # study, which knows the analysis' kind)
-    **{field: (("node", "component"), ("time", "interpolate")) for field in layout.FIELDS},
+    **{field: (("node", "component"), ("time", "interpolate")) for field in layout.NODAL_FIELDS},
     **{name: (("mode",), ()) for name in MODAL_QUANTITIES},
     "element_force": (("element", "component"), ("time", "interpolate")),
     "reaction": (("node", "component"), ("time", "interpolate")),
@@ -316,10 +316,10 @@ def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
             return analysis.element_force(spec.element, spec.component), analysis.kind
         if spec.quantity == "reaction":
             return analysis.reaction(spec.node, spec.component), analysis.kind
-    if spec.time is None and spec.quantity in layout.FIELDS + ("element_force", "reaction"):
+    if spec.time is None and spec.quantity in layout.NODAL_FIELDS + ("element_force", "reaction"):
         raise PostproError(f"quantity '{spec.quantity}' of a {analysis.kind} analysis needs "
                            f"a time")
-    if spec.quantity in layout.FIELDS:
+    if spec.quantity in layout.NODAL_FIELDS:
         _require(analysis, spec, TransientAnalysis, "transient")
         value = analysis.value_at(spec.quantity, spec.node, spec.component, spec.time,
                                   interpolate=spec.interpolate)

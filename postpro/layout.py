@@ -29,6 +29,10 @@ CHECKS = "checks"
 FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
 #: the nodal fields of a random analysis (their PSDs): the same
 RANDOM_FIELDS = FIELDS
+#: the motion relative to the supports' pseudo-static motion (analyses that drive supports)
+RELATIVE_FIELDS = ("relative_displacement", "relative_velocity", "relative_acceleration")
+#: every nodal field a transient analysis may archive
+NODAL_FIELDS = FIELDS + RELATIVE_FIELDS
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -38,6 +42,9 @@ UNITS = {
     "velocity": "m/s",
     "acceleration": "m/s^2",
     "absolute_acceleration": "m/s^2",
+    "relative_displacement": "m",
+    "relative_velocity": "m/s",
+    "relative_acceleration": "m/s^2",
     "frequency": "Hz",
     "omega": "rad/s",
     "normal_force": "N",
@@ -67,7 +74,9 @@ UNITS = {
 #: rotation components, and the units of the nodal fields along them
 ROTATIONS = ("DRX", "DRY", "DRZ")
 ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2",
-                  "absolute_acceleration": "rad/s^2"}
+                  "absolute_acceleration": "rad/s^2",
+                  "relative_displacement": "rad", "relative_velocity": "rad/s",
+                  "relative_acceleration": "rad/s^2"}
 
 
 def unit_of(quantity: str, component: str | None = None) -> str:

@@ -34,6 +34,7 @@ from fem.model.dofs import State
 from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes
+from fem.model.supports import RelativeFields, support_system
 from fem.timegrid import build_grid
 from fem.transient import (ForceFields, GroundAcceleration, Progress, Result, ResultsSink,
                            integrate)
@@ -49,10 +50,18 @@ def run(ctx, spec):
     """Run the transient analysis ``spec``; see the module docstring."""
     p = spec.params
     model = ctx.model
-    system = reduce(model, p["loads"])
+    motion = None
+    if model.supports:
+        system, motion = support_system(model, p["loads"], p["supports"],
+                                        damping=p["support_damping"], start=p["start"],
+                                        where=spec.where)
+    else:
+        system = reduce(model, p["loads"])
     specs = [next(lk for lk in ctx.study.links if lk.name == name) for name in p["links"]]
     links = linkset.build(specs, model)
     start = initial_state(ctx, spec)
+    if start is not None and motion is not None:
+        start = motion.relative_state(start, p["start"])
     basis = None
     if p["basis"] == "modal":
         from fem.modal.basis import build_basis
@@ -73,10 +82,12 @@ def run(ctx, spec):
     grid, every = _grid(dyn, p, spec.where)
     progress = Progress.for_terminal(grid.steps, spec.name) if ctx.progress else None
     with progress if progress is not None else contextlib.nullcontext():
-        _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress)
+        _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress,
+                   motion)
 
 
-def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress):
+def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress,
+               motion=None):
     """Build the scheme, open the analysis in the results file, run and archive."""
     p = spec.params
     label = f"analysis '{spec.name}'"
@@ -102,10 +113,14 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
         units["element_force"] = layout.column_units_list(forces.elements.units())
     if forces.reactions is not None:
         units["reaction"] = layout.column_units_list(forces.reactions.units(model.dofs))
-    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces),
+    relative = None
+    if motion is not None:
+        relative = RelativeFields(motion, p["fields"], basis.dofs if basis is not None else None)
+    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces,
+                                           relative),
                        units=units or None, dofs=basis.dofs if basis is not None else None)
     ground = _ground(ctx, model, p, basis.dofs if basis is not None else None)
-    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces, ground)
+    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces, ground, relative)
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()
     t0 = time.perf_counter()
@@ -133,6 +148,8 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
     c = scheme.cur
     x, v, a = (scheme.buf.X[c].copy(), scheme.buf.V[c].copy(), scheme.buf.A[c].copy())
     final = basis.free_state(p["end"], x, v, a) if basis is not None else State(x, v, a)
+    if motion is not None:
+        final = motion.absolute_state(final, p["end"])
     ctx.states[spec.name] = (p["end"], final)
     events = f", {len(result.events)} events" if links else ""
     ctx.say(f"  {result.steps} steps, {series.rows} archived instants{events}, {wall:.3f} s")

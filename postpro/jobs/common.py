@@ -241,7 +241,7 @@ def resolve_dofs(results: Results, nodes, components) -> list[tuple[str, str]]:
 def resolve_fields(analysis, fields) -> list[str]:
     """Fields asked for (default displacement), each checked against what was archived."""
     fields = list(fields) or ["displacement"]
-    known = layout.RANDOM_FIELDS if analysis.kind == "random" else layout.FIELDS
+    known = layout.RANDOM_FIELDS if analysis.kind == "random" else layout.NODAL_FIELDS
     for field in fields:
         if field not in known:
             raise PostproError(f"unknown field '{field}' (known: {', '.join(known)})")

@@ -193,7 +193,7 @@ def _sampled(first, second, a, b) -> list[Difference]:
     if not pairs:
         return [Difference(a.name, "-", 0, 0, math.nan, math.nan, "",
                            "no node and component in common")]
-    for field in layout.RANDOM_FIELDS:
+    for field in layout.NODAL_FIELDS:
         if field not in a.fields or field not in b.fields:
             continue
         rows.append(_field_difference(a, b, field, pairs, axis_a, axis_b, i0, i1, same, note,
