@@ -56,8 +56,8 @@ def reference(times):
     while True:
         penetration.direction = -1.0 if contact else 1.0
         sol = solve_ivp(rhs, (t0, times[-1]), z0, args=(contact,), events=penetration,
-                        rtol=1e-11, atol=1e-14, method="DOP853", max_step=0.01,
-                        dense_output=True)
+                        rtol=1e-11, atol=1e-14, method="DOP853", first_step=1e-7,
+                        max_step=1e-3, dense_output=True)
         pieces.append((t0, sol.t[-1], sol.sol))
         if sol.status != 1:
             break
@@ -93,7 +93,9 @@ def _analyses():
                 a["step"] = step
                 a["events"] = "locate"
             elif scheme != "exact":
-                a["tolerance"] = 1e-9 if scheme != "euler" else 1e-6
+                # euler's error control cannot start from rest under a load that starts
+                # at zero below about 1e-5 (its steps collapse, whatever the supports)
+                a["tolerance"] = 1e-9 if scheme != "euler" else 1e-3
             else:
                 a["step"] = 0.01
             out.append(a)
@@ -124,10 +126,14 @@ def test_obstacle_following_a_support_every_scheme():
         kinds = np.array([str(k) for k in a.events["kind"]])
         impacts = a.events["time"][kinds == "impact"]
         assert len(impacts) == len(events[::2]), name
-        assert np.max(np.abs(impacts - events[::2])) <= (2e-3 if scheme == "euler" else 2e-5), \
+        assert np.max(np.abs(impacts - events[::2])) <= (5e-3 if scheme == "euler" else 2e-5), \
             name
-    exact = res.analysis("physical_exact")
-    assert energy_balance_error(exact) <= 1e-7
+    for name in ("physical_exact", "modal_exact"):
+        energy = res.analysis(name).energy()
+        terms = [energy[k] for k in ("kinetic", "potential", "link_energy", "dissipated",
+                                     "external_work")]
+        assert energy_balance_error(*terms) <= 1e-9, name
+        assert np.max(np.abs(energy["external_work"])) > 1e-3      # the supports work
 
 
 def test_wall_following_a_support():
@@ -137,10 +143,11 @@ def test_wall_following_a_support():
     link = {"name": "wall", "kind": "impact", "nodes": ["P"], "component": "DX", "gap": g,
             "restitution": e, "support": "right"}
     data = tables([{"name": name, "kind": "transient", "scheme": name, "step": 1e-3,
-                    "end": 0.05, "links": ["wall"]} for name in ("newmark", "exact")],
+                    "end": 0.05, "links": ["wall"], "events": "locate"}
+                   for name in ("newmark", "exact")],
                   link=link)
     data["discrete"] = [{"nodes": ["P"], "mass": M}]
-    del data["mesh"]["cells"]
+    data["mesh"] = {"nodes": {"P": [1.0, 0, 0], "B": [2.0, 0, 0]}}
     data["functions"]["still"] = {"table": [[0.0, 0.0]]}
     data["support"] = [{"name": "right", "nodes": ["B"], "acceleration": {"DX": "still"},
                         "initial_velocity": {"DX": V}}]
@@ -212,8 +219,11 @@ def v6_reference(times):
                 return side * (z[4] - z[5]) - gap
         crossing.direction = -1.0
         crossing.terminal = True
+        # a first step short enough to leave the plane just crossed, and steps shorter
+        # than the briefest flight or contact, so that no sign change is missed
         sol = solve_ivp(rhs, (t0, times[-1]), z0, args=(side,), events=crossing, rtol=1e-11,
-                        atol=1e-14, method="DOP853", max_step=0.005, dense_output=True)
+                        atol=1e-14, method="DOP853", first_step=1e-7, max_step=1e-4,
+                        dense_output=True)
         pieces.append((t0, sol.t[-1], sol.sol, side))
         if sol.status != 1:
             break
