@@ -4,6 +4,7 @@ contact switches by its event location, and closed forms."""
 
 from __future__ import annotations
 
+import h5py
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -176,7 +177,7 @@ def test_link_to_an_undriven_support_is_fixed():
 
 
 # ---------------------------------------------------------------------------- the study
-V6 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 2.0e6, "gap": 1.0e-3,
+V6 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 5.0e5, "gap": 1.0e-3,
       "left": [[0.0, 0.0], [0.04, 4.0], [0.08, -5.0], [0.12, 3.0], [0.16, -2.0], [0.2, 0.0]],
       "right": [[0.0, 0.0], [0.03, -6.0], [0.06, 0.0], [0.09, 6.0], [0.12, 0.0], [0.15, -4.0],
                 [0.18, 0.0], [0.21, 4.0], [0.24, 0.0]]}
@@ -240,7 +241,7 @@ def v6_reference(times):
     return u, v, a, events
 
 
-def test_v6_study_references():
+def test_v6_study_references(tmp_path):
     """studies/v6_multi_support.toml: the references of its checks agree with the solution
     computed here (and the closed-form frequencies of the clamped chain), and the study
     passes them all."""
@@ -280,6 +281,28 @@ def test_v6_study_references():
         assert check["reference"] == pytest.approx(expect, rel=1e-6, abs=1e-12), check
     assert {"displacement", "relative_displacement", "element_force", "reaction",
             "event_time", "frequency"} <= seen
-    results = fem.run(fem.Study.load(ROOT / "studies" / "v6_multi_support.toml"))
+    out = tmp_path / "v6.h5"
+    results = fem.run(fem.Study.load(ROOT / "studies" / "v6_multi_support.toml"), out=out)
     table = results.checks
     assert len(table) == len(checks) and table["passed"].all()
+    results.close()
+    # every dataset and attribute the file holds is documented, with a unit where it is a float
+    page = (ROOT / "docs" / "results_format.md").read_text()
+    names, unitless = set(), []
+    with h5py.File(out, "r") as f:
+        def visit(name, obj):
+            parts = [p for p in name.split("/") if p not in ("analyses", "links", "exact",
+                                                            "newmark", "modes", "modal_cd",
+                                                            "snubber")]
+            names.update(parts)
+            names.update(obj.attrs)
+            if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f" and \
+                    "units" not in obj.attrs:
+                unitless.append(name)
+        f.visititems(visit)
+    assert sorted(n for n in names if f"`{n}" not in page and f"{n}`" not in page
+                  and f"/{n}" not in page) == []
+    assert unitless == []
+    with h5py.File(out, "r") as f:
+        assert f["analyses/exact/relative_displacement"].attrs["units"] == "m"
+        assert f["analyses/exact/links/snubber"].attrs["support"] == "right"
