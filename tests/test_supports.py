@@ -477,14 +477,34 @@ def test_bad_inputs(change, match):
     _refused(change, match)
 
 
-def test_relative_fields_need_supports():
+@pytest.mark.parametrize("key,value,match", [
+    ("fields", ["relative_displacement"], "'relative_displacement' needs supports"),
+    ("support_damping", "neglected", "support_damping: applies only to an analysis that "
+                                     "drives supports"),
+])
+def test_relative_keys_need_supports(key, value, match):
     tables = chain()
     del tables["support"]
     tables["constraint"] = [{"nodes": ["A", "B"], "DX": 0.0}]
     tables["analysis"] = [{"name": "nm", "kind": "transient", "step": 0.01, "end": 0.1,
-                           "fields": ["relative_displacement"]}]
-    with pytest.raises(fem.StudyError, match="'relative_displacement' needs supports"):
+                           key: value}]
+    with pytest.raises(fem.StudyError, match=match):
         fem.Study.from_dict(tables)
+
+
+def test_cli_refuses_a_bad_support_in_one_line(tmp_path, capsys):
+    """fem run: exit code 2, one line naming the block, no results file."""
+    from fem.cli import main
+
+    tables = chain()
+    tables["support"][1]["nodes"] = ["B", "A"]
+    tables["analysis"] = [{"name": "nm", "kind": "transient", "step": 0.01, "end": 0.1}]
+    study = tmp_path / "bad.toml"
+    fem.Study.from_dict(tables).save(study)
+    assert main(["run", str(study), "--out", str(tmp_path / "bad.h5")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "support[2]: node A already belongs to support 'left'" in err[0]
+    assert not (tmp_path / "bad.h5").exists()
 
 
 def test_mechanism_held_by_a_support():

@@ -4,6 +4,7 @@ contact switches by its event location, and closed forms."""
 
 from __future__ import annotations
 
+import h5py
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -56,8 +57,8 @@ def reference(times):
     while True:
         penetration.direction = -1.0 if contact else 1.0
         sol = solve_ivp(rhs, (t0, times[-1]), z0, args=(contact,), events=penetration,
-                        rtol=1e-11, atol=1e-14, method="DOP853", max_step=0.01,
-                        dense_output=True)
+                        rtol=1e-11, atol=1e-14, method="DOP853", first_step=1e-7,
+                        max_step=1e-3, dense_output=True)
         pieces.append((t0, sol.t[-1], sol.sol))
         if sol.status != 1:
             break
@@ -93,7 +94,9 @@ def _analyses():
                 a["step"] = step
                 a["events"] = "locate"
             elif scheme != "exact":
-                a["tolerance"] = 1e-9 if scheme != "euler" else 1e-6
+                # euler's error control cannot start from rest under a load that starts
+                # at zero below about 1e-5 (its steps collapse, whatever the supports)
+                a["tolerance"] = 1e-9 if scheme != "euler" else 1e-3
             else:
                 a["step"] = 0.01
             out.append(a)
@@ -124,10 +127,14 @@ def test_obstacle_following_a_support_every_scheme():
         kinds = np.array([str(k) for k in a.events["kind"]])
         impacts = a.events["time"][kinds == "impact"]
         assert len(impacts) == len(events[::2]), name
-        assert np.max(np.abs(impacts - events[::2])) <= (2e-3 if scheme == "euler" else 2e-5), \
+        assert np.max(np.abs(impacts - events[::2])) <= (5e-3 if scheme == "euler" else 2e-5), \
             name
-    exact = res.analysis("physical_exact")
-    assert energy_balance_error(exact) <= 1e-7
+    for name in ("physical_exact", "modal_exact"):
+        energy = res.analysis(name).energy()
+        terms = [energy[k] for k in ("kinetic", "potential", "link_energy", "dissipated",
+                                     "external_work")]
+        assert energy_balance_error(*terms) <= 1e-9, name
+        assert np.max(np.abs(energy["external_work"])) > 1e-3      # the supports work
 
 
 def test_wall_following_a_support():
@@ -137,10 +144,11 @@ def test_wall_following_a_support():
     link = {"name": "wall", "kind": "impact", "nodes": ["P"], "component": "DX", "gap": g,
             "restitution": e, "support": "right"}
     data = tables([{"name": name, "kind": "transient", "scheme": name, "step": 1e-3,
-                    "end": 0.05, "links": ["wall"]} for name in ("newmark", "exact")],
+                    "end": 0.05, "links": ["wall"], "events": "locate"}
+                   for name in ("newmark", "exact")],
                   link=link)
     data["discrete"] = [{"nodes": ["P"], "mass": M}]
-    del data["mesh"]["cells"]
+    data["mesh"] = {"nodes": {"P": [1.0, 0, 0], "B": [2.0, 0, 0]}}
     data["functions"]["still"] = {"table": [[0.0, 0.0]]}
     data["support"] = [{"name": "right", "nodes": ["B"], "acceleration": {"DX": "still"},
                         "initial_velocity": {"DX": V}}]
@@ -169,7 +177,7 @@ def test_link_to_an_undriven_support_is_fixed():
 
 
 # ---------------------------------------------------------------------------- the study
-V6 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 2.0e6, "gap": 1.0e-3,
+V6 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 5.0e5, "gap": 1.0e-3,
       "left": [[0.0, 0.0], [0.04, 4.0], [0.08, -5.0], [0.12, 3.0], [0.16, -2.0], [0.2, 0.0]],
       "right": [[0.0, 0.0], [0.03, -6.0], [0.06, 0.0], [0.09, 6.0], [0.12, 0.0], [0.15, -4.0],
                 [0.18, 0.0], [0.21, 4.0], [0.24, 0.0]]}
@@ -212,8 +220,11 @@ def v6_reference(times):
                 return side * (z[4] - z[5]) - gap
         crossing.direction = -1.0
         crossing.terminal = True
+        # a first step short enough to leave the plane just crossed, and steps shorter
+        # than the briefest flight or contact, so that no sign change is missed
         sol = solve_ivp(rhs, (t0, times[-1]), z0, args=(side,), events=crossing, rtol=1e-11,
-                        atol=1e-14, method="DOP853", max_step=0.005, dense_output=True)
+                        atol=1e-14, method="DOP853", first_step=1e-7, max_step=1e-4,
+                        dense_output=True)
         pieces.append((t0, sol.t[-1], sol.sol, side))
         if sol.status != 1:
             break
@@ -230,7 +241,7 @@ def v6_reference(times):
     return u, v, a, events
 
 
-def test_v6_study_references():
+def test_v6_study_references(tmp_path):
     """studies/v6_multi_support.toml: the references of its checks agree with the solution
     computed here (and the closed-form frequencies of the clamped chain), and the study
     passes them all."""
@@ -270,6 +281,28 @@ def test_v6_study_references():
         assert check["reference"] == pytest.approx(expect, rel=1e-6, abs=1e-12), check
     assert {"displacement", "relative_displacement", "element_force", "reaction",
             "event_time", "frequency"} <= seen
-    results = fem.run(fem.Study.load(ROOT / "studies" / "v6_multi_support.toml"))
+    out = tmp_path / "v6.h5"
+    results = fem.run(fem.Study.load(ROOT / "studies" / "v6_multi_support.toml"), out=out)
     table = results.checks
     assert len(table) == len(checks) and table["passed"].all()
+    results.close()
+    # every dataset and attribute the file holds is documented, with a unit where it is a float
+    page = (ROOT / "docs" / "results_format.md").read_text()
+    names, unitless = set(), []
+    with h5py.File(out, "r") as f:
+        def visit(name, obj):
+            parts = [p for p in name.split("/") if p not in ("analyses", "links", "exact",
+                                                            "newmark", "modes", "modal_cd",
+                                                            "snubber")]
+            names.update(parts)
+            names.update(obj.attrs)
+            if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f" and \
+                    "units" not in obj.attrs:
+                unitless.append(name)
+        f.visititems(visit)
+    assert sorted(n for n in names if f"`{n}" not in page and f"{n}`" not in page
+                  and f"/{n}" not in page) == []
+    assert unitless == []
+    with h5py.File(out, "r") as f:
+        assert f["analyses/exact/relative_displacement"].attrs["units"] == "m"
+        assert f["analyses/exact/links/snubber"].attrs["support"] == "right"

@@ -150,7 +150,8 @@ def assign_columns(supports: Supports, first: int) -> None:
 
 
 def check_initial(study, mesh, dofmap, supports: Supports, target_nodes) -> None:
-    """``[[initial]]`` values on a support dof are refused: the record sets its motion."""
+    """Non-zero ``[[initial]]`` values on a support dof are refused: the record sets its
+    motion."""
     driven = {}
     for s in supports.items:
         for comp, dofs in s.dofs.items():
@@ -161,7 +162,9 @@ def check_initial(study, mesh, dofmap, supports: Supports, target_nodes) -> None
     for spec in study.initial:
         nodes = target_nodes(mesh, spec.targets, spec.where)
         for key, values in (("displacement", spec.displacement), ("velocity", spec.velocity)):
-            for comp in values:
+            for comp, value in values.items():
+                if value == 0.0:
+                    continue
                 for node, d in zip(np.atleast_1d(nodes), dofmap.dof(nodes, comp)):
                     if int(d) in driven:
                         raise StudyError(
