@@ -1,18 +1,18 @@
 """An industrial-size modal transient with shock links: fem's modal central differences
 against a numba reference kernel written here for the same model.
 
-The model: a chain of ``--nodes`` masses (default 1,000) along X with the components DX and
-DY (2,000 dofs), node N0 clamped; each SEG2 cell a spring of 1e8 N/m along X and 4e7 N/m
+The model: a chain of 1,000 masses along X with the components DX and DY (2,000 dofs), node
+N0 clamped; each SEG2 cell a spring of 1e8 N/m along X and 4e7 N/m
 along Y, each node 10 kg. Two loads: 300 sin(2 pi 4 t) N along Y on every 50th node and
-200 sin(2 pi 3 t) N along X on the last node. ``--links`` shock links (default 50) on every
-(nodes / links)-th node, alternately a plane obstacle (normal +Y or -Y) and a circular
+200 sin(2 pi 3 t) N along X on the last node. 50 shock links, one on every 20th node, alternately a plane obstacle (normal +Y or -Y) and a circular
 one (axis Z: a node in a round hole), gaps 0.2 to 0.7 mm, contact stiffness 1e7 N/m, no
 damper; every second pair of links (half of them, planes and circles alike) with Coulomb
 friction (mu = 0.3, static 0.35, the tangential stiffness that of the contact). 200 modes
 with 2 % modal damping; central differences at dt = 2e-5 s over 1e6 steps (20 s); every
 1000th step archived.
 
-    python bench/industrial_modal.py [--steps 1000000] [--repeats 2] [--quick] [--json]
+    python bench/industrial_modal.py [--steps 1000000] [--compare-steps 200000] [--repeats 1]
+                                     [--profile] [--quick] [--json]
 
 Timed after a warm-up run that compiles or loads the code (fem: best of ``--repeats``, default
 1; the reference: best of 3):
@@ -36,16 +36,18 @@ Timed after a warm-up run that compiles or loads the code (fem: best of ``--repe
 
 Both must give the same response: fem's archived q over the first ``--compare-steps`` steps
 (default 2e5) agree with those of a reference run of as many steps within 1e-6 of their
-largest value, with the same number of contact changes (status 1 otherwise). Over the whole run the
-difference of the two is printed: the contacts' decisions (a contact closing at a step or the
-next, a stick or a slip) can part the two at round-off and the differences then grow.
+largest value, with the same number of contact changes (status 1 otherwise). Over the whole
+run the difference of the two is printed: a contact's decision (closing, sticking or
+slipping) taken at the round-off of its threshold can part the two, and the difference then
+grows.
 
 Target: fem's time at most 2x the reference's. ``--profile`` adds where fem's time goes: the
 time per step of fem and of the reference on variants of the model (no link; the plane links
 alone without friction, which fem runs in its lean loop; every link without friction; the
-model itself), over at most 1e5 steps, and the cProfile of fem's run (the share of the
-compiled loop). ``--quick``: 200 nodes, 40 modes, 10 links,
-2e4 steps; ``--json``: one JSON object on stdout (``_common.Report``).
+model itself), over at most 1e5 steps, each piece of fem's step with links timed alone in a
+compiled loop, and the cProfile of fem's run (the share of the compiled loop). ``--quick``:
+200 nodes, 40 modes, 10 links, 2e4 steps; ``--json``: one JSON object on stdout
+(``_common.Report``).
 """
 
 from __future__ import annotations
@@ -306,7 +308,7 @@ def reference_cd(steps, dt, every, omega2, cdamp, B, freqs, PhiL, par, Q, V, A, 
     return row
 
 
-def reference_inputs(dyn, links, data):
+def reference_inputs(dyn, links):
     """The reference's arrays: omega^2, 2 xi omega, B (m, 2) of the two loads (unit
     functions), their frequencies, Phi_L (2 nc, m) and the contact parameters."""
     from fem.links import columns as col
@@ -436,7 +438,7 @@ def kernel_costs(dyn, links) -> list[list[str]]:
         with stopwatch() as sw:
             _kernel_loop(what, repeats, *args)
         rows.append([label, f"{1e6 * sw.elapsed / repeats:.2f}"])
-    inputs = reference_inputs(dyn, links, None)
+    inputs = reference_inputs(dyn, links)
     PhiL = inputs[4]
     with stopwatch() as sw:
         _reference_products(PhiL, x, np.zeros(PhiL.shape[0]), 5000)
@@ -468,7 +470,7 @@ def profile(data, steps: int) -> str:
     for label, variant in variants(data):
         dyn, links, _ = problem(variant)
         links = links if links else LinkSet()
-        inputs = reference_inputs(dyn, links, variant)
+        inputs = reference_inputs(dyn, links)
         fem_run(dyn, links, 2 * EVERY)
         reference_run(inputs, 2 * EVERY)
         fem_t = min(fem_run(dyn, links, steps)[0] for _ in range(2))
@@ -532,7 +534,7 @@ def main(argv=None) -> int:
     print(f"set-up (model, {size['modes']} modes, basis, links): {sw.elapsed:.2f} s; highest "
           f"frequency {dyn.omega.max() / (2 * np.pi):.1f} Hz, omega_max dt = "
           f"{dyn.omega.max() * DT:.3f}")
-    inputs = reference_inputs(dyn, links, data)
+    inputs = reference_inputs(dyn, links)
 
     # warm-up (compilation or cache load)
     with stopwatch() as sw:

@@ -16,9 +16,9 @@ Timed, on the same assembled matrices:
   |lambda_j| = w_j exactly: the same closed form applies.
 
 Usage: ``python bench/modes.py [--n 100000] [--count 20] [--no-complex] [--quick] [--json]``
-(``--quick``: n = 5,000 and 10 modes; ``--json``: one JSON object on stdout, ``_common.Report``). The
-frequencies must agree with the closed form within 1e-8 (relative) and fem's real modes with
-the baseline's within 1e-10 (status 1 otherwise).
+(``--quick``: n = 5,000 and 10 modes; ``--json``: one JSON object on stdout,
+``_common.Report``). The frequencies must agree with the closed form within 1e-8 (relative)
+and fem's real modes with the baseline's within 1e-10 (status 1 otherwise).
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=None,
                         help="dofs (masses) of the chain (default 1e5, quick: 5e3)")
-    parser.add_argument("--count", type=int, default=None, help="modes asked (default 20, quick: 10)")
+    parser.add_argument("--count", type=int, default=None,
+                        help="modes asked (default 20, quick: 10)")
     parser.add_argument("--no-complex", action="store_true", help="skip the complex modes")
     bench_arguments(parser, "a chain of 5,000 dofs, 10 modes")
     args = parser.parse_args(argv)
