@@ -177,19 +177,19 @@ def test_link_to_an_undriven_support_is_fixed():
 
 
 # ---------------------------------------------------------------------------- the study
-V6 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 5.0e5, "gap": 1.0e-3,
+V7 = {"k": 3.0e4, "c": 6.0, "m": 3.0, "kc": 5.0e5, "gap": 1.0e-3,
       "left": [[0.0, 0.0], [0.04, 4.0], [0.08, -5.0], [0.12, 3.0], [0.16, -2.0], [0.2, 0.0]],
       "right": [[0.0, 0.0], [0.03, -6.0], [0.06, 0.0], [0.09, 6.0], [0.12, 0.0], [0.15, -4.0],
                 [0.18, 0.0], [0.21, 4.0], [0.24, 0.0]]}
 
 
-def v6_reference(times):
-    """The V6 chain A - N1 ... N4 - B: (u, v, a) (nt, 6) absolute, nodes in that order, and
+def v7_reference(times):
+    """The V7 chain A - N1 ... N4 - B: (u, v, a) (nt, 6) absolute, nodes in that order, and
     the contact changes. m u'' = k (neighbours) + c (neighbours) on N1..N4, the supports'
     motion integrated in the ODE, the snubber's force on N4: -kc (d - gap) above the gap and
     -kc (d + gap) below it, d = u_N4 - u_B."""
-    k, c, m, kc, gap = (V6[x] for x in ("k", "c", "m", "kc", "gap"))
-    records = [np.array(V6["left"]).T, np.array(V6["right"]).T]
+    k, c, m, kc, gap = (V7[x] for x in ("k", "c", "m", "kc", "gap"))
+    records = [np.array(V7["left"]).T, np.array(V7["right"]).T]
     L = np.zeros((4, 6))                       # the springs' pull on N1..N4 from all 6 nodes
     for i in range(4):
         L[i, i:i + 3] += [1.0, -2.0, 1.0]
@@ -241,20 +241,20 @@ def v6_reference(times):
     return u, v, a, events
 
 
-def test_v6_study_references(tmp_path):
-    """studies/v6_multi_support.toml: the references of its checks agree with the solution
+def test_v7_study_references(tmp_path):
+    """studies/v7_multi_support.toml: the references of its checks agree with the solution
     computed here (and the closed-form frequencies of the clamped chain), and the study
     passes them all."""
     import tomllib
 
-    study = tomllib.loads((ROOT / "studies" / "v6_multi_support.toml").read_text())
+    study = tomllib.loads((ROOT / "studies" / "v7_multi_support.toml").read_text())
     checks = study["check"]
     times = np.array(sorted({c["time"] for c in checks if "time" in c}))
-    u, v, acc, events = v6_reference(times)
+    u, v, acc, events = v7_reference(times)
     nodes = ["A", "N1", "N2", "N3", "N4", "B"]
-    k, c = V6["k"], V6["c"]
+    k, c = V7["k"], V7["c"]
     psi = np.array([[4, 1], [3, 2], [2, 3], [1, 4]]) / 5.0      # static modes of the chain
-    w = 2.0 * np.sqrt(k / V6["m"]) * np.sin(np.arange(1, 5) * np.pi / 10.0)
+    w = 2.0 * np.sqrt(k / V7["m"]) * np.sin(np.arange(1, 5) * np.pi / 10.0)
     seen = set()
     for check in checks:
         q = check["quantity"]
@@ -281,8 +281,8 @@ def test_v6_study_references(tmp_path):
         assert check["reference"] == pytest.approx(expect, rel=1e-6, abs=1e-12), check
     assert {"displacement", "relative_displacement", "element_force", "reaction",
             "event_time", "frequency"} <= seen
-    out = tmp_path / "v6.h5"
-    results = fem.run(fem.Study.load(ROOT / "studies" / "v6_multi_support.toml"), out=out)
+    out = tmp_path / "v7.h5"
+    results = fem.run(fem.Study.load(ROOT / "studies" / "v7_multi_support.toml"), out=out)
     table = results.checks
     assert len(table) == len(checks) and table["passed"].all()
     results.close()
