@@ -1,5 +1,6 @@
 """Shared pieces of the benchmarks: the spring-mass chain (study + mesh built from arrays),
-timers, memory figures and a plain-text table printer.
+timers, memory figures, a plain-text table printer, and the figures of a run (``Report``:
+``--quick`` and ``--json`` for every benchmark).
 
 The chain: node N0 clamped, then ``n`` nodes N1 ... Nn in a row along X, 1 m apart; SEG2 cell
 Si joins N(i) and N(i+1) and carries a spring and a damper; every node but N0 carries a
@@ -160,3 +161,184 @@ def engine_run(scheme, grid, x0, v0):
     start = time.perf_counter()
     result = integrate(scheme, grid, x0=x0, v0=v0, sink=sink)
     return time.perf_counter() - start, result, sink.arrays()
+
+
+# ------------------------------------------------------------------------------------------
+# the figures of a run: a table, or one JSON object for tracking over time
+def bench_arguments(ap, quick_help: str = "a small version for smoke tests (seconds)"):
+    """Add ``--quick`` and ``--json`` to an argument parser."""
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON object on stdout (figures, baselines, ratios, load "
+                         "average, machine); the tables go to stderr")
+    return ap
+
+
+def _load() -> list[float] | None:
+    import os
+
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def machine_info() -> dict:
+    """The machine and the versions, for the JSON output."""
+    import os
+    import platform
+
+    import numba
+    import scipy
+
+    return {"cores": os.cpu_count(), "arch": platform.machine(),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "numba": numba.__version__}
+
+
+_OPS = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b,
+        ">": lambda a, b: a > b}
+
+
+class Report:
+    """The figures of one benchmark run.
+
+    A figure is a measured value (a time, a rate, a memory size) with, when the benchmark has
+    one, its baseline measured in the same run (or a fixed bound) and the ratio value /
+    baseline; a target bounds the ratio or the value (``("ratio", "<=", 2.0)``) and is checked
+    here. A check is an agreement the timings rely on (fem and its baseline computed the same
+    thing).
+
+    With ``--json`` everything the benchmark prints goes to stderr (file descriptor 1 is
+    pointed at stderr, child processes included) and :meth:`finish` prints one JSON object on
+    the real stdout; otherwise :meth:`finish` prints the summary table of the figures.
+    """
+
+    def __init__(self, name: str, args):
+        import datetime
+        import os
+
+        self.name = name
+        self.quick = bool(getattr(args, "quick", False))
+        self.json = bool(getattr(args, "json", False))
+        self.figures: list[dict] = []
+        self.checks: list[dict] = []
+        self.details: dict = {}
+        self.started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        self.load_start = _load()
+        self._clock = time.perf_counter()
+        self._fd = None
+        if self.json:
+            sys.stdout.flush()
+            self._fd = os.dup(1)
+            os.dup2(2, 1)
+            # stderr is usually a file or a pipe here: a line at a time, so progress shows
+            sys.stdout.reconfigure(line_buffering=True)
+
+    # ---------------------------------------------------------------- collecting
+    def figure(self, name: str, value: float, unit: str, *, baseline: float | None = None,
+               baseline_name: str | None = None, target: tuple | None = None,
+               note: str | None = None, signed: bool = False) -> dict:
+        """Record a figure; ``target`` = (what, op, bound), what "ratio" or "value", op one of
+        <=, <, >=, >; ``signed``: a difference of two measurements, which noise can make
+        negative (every other figure is positive). Returns the figure."""
+        value = float(value)
+        fig = {"name": name, "value": value, "unit": unit}
+        if signed:
+            fig["signed"] = True
+        if baseline is not None:
+            fig["baseline"] = float(baseline)
+            fig["baseline_name"] = baseline_name or "baseline"
+            if baseline:
+                fig["ratio"] = value / float(baseline)
+        if target is not None:
+            what, op, bound = target
+            fig["target"] = {"of": what, "op": op, "bound": float(bound)}
+            fig["met"] = bool(_OPS[op](fig[what], bound))
+        if note:
+            fig["note"] = note
+        self.figures.append(fig)
+        return fig
+
+    def check(self, name: str, value: float, tolerance: float, ok: bool | None = None) -> bool:
+        """Record an agreement: ``value`` (a difference) within ``tolerance`` unless ``ok`` says
+        otherwise."""
+        ok = bool(value <= tolerance) if ok is None else bool(ok)
+        self.checks.append({"name": name, "value": float(value), "tolerance": float(tolerance),
+                            "ok": ok})
+        return ok
+
+    @property
+    def all_met(self) -> bool:
+        return all(f["met"] for f in self.figures if "met" in f)
+
+    @property
+    def checks_ok(self) -> bool:
+        return all(c["ok"] for c in self.checks)
+
+    # ---------------------------------------------------------------- output
+    def summary(self) -> str:
+        rows = []
+        for f in self.figures:
+            target = ""
+            if "target" in f:
+                t = f["target"]
+                target = (f"{t['of']} {t['op']} {t['bound']:g}: "
+                          f"{'met' if f['met'] else 'MISSED'}")
+            rows.append([f["name"], f"{f['value']:.4g} {f['unit']}",
+                         f"{f['baseline']:.4g}" if "baseline" in f else "-",
+                         f.get("baseline_name", "-"),
+                         f"{f['ratio']:.3g}" if "ratio" in f else "-", target])
+        out = [table(["figure", "value", "baseline", "baseline is", "ratio", "target"], rows,
+                     aligns=["<", ">", ">", "<", ">", "<"])]
+        for c in self.checks:
+            out.append(f"check {c['name']}: {c['value']:.2e} (tolerance {c['tolerance']:.0e}) "
+                       f"{'ok' if c['ok'] else 'FAILED'}")
+        return "\n".join(out)
+
+    def finish(self, status: int = 0) -> int:
+        """Print the summary (or the JSON object); returns the exit status (1 when a check
+        failed)."""
+        import json
+        import os
+
+        if not self.checks_ok:
+            status = status or 1
+        print(f"\nFigures (ratio = value / baseline){' [quick]' if self.quick else ''}")
+        print(self.summary())
+        print(f"load average at the start {self.load_start}, at the end {_load()} "
+              f"(1, 5, 15 min) on {os.cpu_count()} cpu(s)")
+        if not self.json:
+            return status
+        doc = {"bench": self.name, "quick": self.quick, "date": self.started,
+               "commit": _commit(), "machine": machine_info(),
+               "load_average": {"start": self.load_start, "end": _load()},
+               "wall_time_s": time.perf_counter() - self._clock,
+               "figures": self.figures, "checks": self.checks,
+               "targets_met": self.all_met, "status": int(status), "details": self.details}
+        sys.stdout.flush()
+        os.dup2(self._fd, 1)
+        os.close(self._fd)
+        self._fd = None
+        sys.stdout.write(json.dumps(doc, indent=1, default=_jsonable) + "\n")
+        sys.stdout.flush()
+        return status
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not JSON serializable")

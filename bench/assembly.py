@@ -4,6 +4,7 @@ The chain: node N0 clamped, then 1e6 SEG2 cells each carrying a spring (1e5 N/m)
 damper (50 N.s/m), and 1e6 nodal masses (10 kg), with components DX, then DX DY DZ.
 
     python bench/assembly.py [--cells 1000000] [--components DX DX,DY,DZ] [--profile]
+                             [--quick] [--json]
 
 Each component set runs in a child process of its own, so that its max RSS is its own; in
 that process:
@@ -19,7 +20,8 @@ that process:
   baseline), and the process max RSS (``resource.getrusage``) after the first call.
 
 ``--profile`` adds the cProfile of one ``build_model`` call per component set.
-Target: ``build_model`` under 2 s.
+Target: ``build_model`` under 2 s. ``--quick``: 20,000 cells, DX alone; ``--json``: one
+JSON object on stdout (``_common.Report``).
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (DAMPING, MASS, STIFFNESS, chain_mesh, chain_study, machine,  # noqa: E402
-                     load_average, max_rss_mib, stopwatch, table)
+from _common import (DAMPING, MASS, STIFFNESS, Report, bench_arguments,  # noqa: E402
+                     chain_mesh, chain_study, machine, load_average, max_rss_mib, stopwatch,
+                     table)
 
 TARGET_S = 2.0
 WARM_REPEATS = 2
@@ -253,17 +256,23 @@ def run_case(cells, components, profile) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cells", type=int, default=1_000_000)
-    ap.add_argument("--components", nargs="+", default=["DX", "DX,DY,DZ"],
-                    help="component sets, each comma-separated")
+    ap.add_argument("--cells", type=int, default=None, help="default 1e6 (--quick: 2e4)")
+    ap.add_argument("--components", nargs="+", default=None,
+                    help="component sets, each comma-separated (default DX DX,DY,DZ; quick: DX)")
     ap.add_argument("--profile", action="store_true", help="print the cProfile of build_model")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    bench_arguments(ap, "20,000 cells, DX alone")
     args = ap.parse_args(argv)
+    if args.cells is None:
+        args.cells = 20_000 if args.quick else 1_000_000
+    if args.components is None:
+        args.components = ["DX"] if args.quick else ["DX", "DX,DY,DZ"]
     if args.worker:
         out = worker(args.cells, tuple(args.worker.split(",")), args.profile)
         print(json.dumps(out), flush=True)
         return 0
 
+    report = Report("assembly", args)
     print(f"Assembly benchmark: chain of {args.cells:,} SEG2 springs + dampers and "
           f"{args.cells:,} nodal masses")
     print(f"{machine()}; {load_average()}")
@@ -316,15 +325,20 @@ def main(argv=None) -> int:
             print(r["profile"].rstrip())
 
     print(f"\nat the end: {load_average()}")
-    ok = all(r["diff"] == 0.0 for r in results)
+    ok = all(report.check(f"{r['components']}: max |fem - scipy| of M, K, C", r["diff"], 0.0)
+             for r in results)
     print("\nTarget: build_model under 2 s")
     for r in results:
         for what, value in (("first call", r["model"]), ("next calls", r["model_warm"])):
             verdict = "met" if value < TARGET_S else "MISSED"
             print(f"  {r['components']}, {what}: {value:.3f} s, {verdict}")
+            report.figure(f"build_model {r['components']}, {r['dofs']:,} dofs, {what}", value,
+                          "s", baseline=r["coo"], baseline_name="scipy COO build",
+                          target=("value", "<", TARGET_S))
+        report.figure(f"max RSS {r['components']}", r["rss_end"], "MiB")
     if not ok:
         print("\nfem's matrices differ from the scipy builds")
-    return 0 if ok else 1
+    return report.finish(0 if ok else 1)
 
 
 if __name__ == "__main__":

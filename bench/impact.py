@@ -8,7 +8,11 @@ V2: one node of 156 kg on 2e6 N/m, F(t) = 3000 sin(2 pi 5 t) N, an obstacle 1e-3
 springs of 4e7 N/m, so that the tip sees 2e6 N/m), the force and the obstacle on the tip.
 
     python bench/impact.py [--python-steps 20000] [--repeats 3] [--ratio-repeats 10]
+                           [--quick] [--json]
     python bench/impact.py --exact-only         # only the exact analysis against DOP853
+
+``--quick``: 2,000 Python steps, one repeat, the 1-mode case alone, 3 runs for the ratio;
+``--json``: one JSON object on stdout (``_common.Report``).
 
 Rows:
 - fem modal CD, loop: the compiled step loop alone (the engine's central differences,
@@ -50,12 +54,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ROOT, engine_scheme, load_average, machine, table  # noqa: E402
+from _common import (ROOT, Report, bench_arguments, engine_scheme, load_average,  # noqa: E402
+                     machine, table)
 
 STUDY = ROOT / "studies" / "v2_impact_oscillator.toml"
 MASS, STIFFNESS, FORCE, FREQUENCY = 156.0, 2e6, 3000.0, 5.0
 GAP, KN = 1e-3, 1e10
 END, DT, EVERY = 4.0, 4e-6, 25
+#: target: 1e6 steps with one shock link and up to 20 modes in under this time (s)
+TARGET_S = 0.1
 #: largest relative difference between fem's loop and the Python loop after the same steps:
 #: the sums run in another order, and the contact amplifies round-off (p = r . q - gap is a
 #: small difference of two larger numbers, times a stiffness of 1e10 N/m)
@@ -332,6 +339,12 @@ def event_error(times, reference) -> str:
     return f"{np.max(np.abs(np.asarray(times) - reference)):.2e}"
 
 
+def _max_error(times, reference) -> float:
+    if len(times) != len(reference):
+        return float("inf")
+    return float(np.max(np.abs(np.asarray(times) - reference)))
+
+
 def study_references() -> dict[int, float]:
     """The event times given as references by the checks of the exact analysis."""
     refs = {}
@@ -346,15 +359,21 @@ def study_references() -> dict[int, float]:
 # ------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--python-steps", type=int, default=20_000)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--ratio-repeats", type=int, default=10,
-                    help="runs of the exact analysis and of DOP853 for the ratio")
+    ap.add_argument("--python-steps", type=int, default=None, help="default 20000 (quick: 2000)")
+    ap.add_argument("--repeats", type=int, default=None, help="default 3 (quick: 1)")
+    ap.add_argument("--ratio-repeats", type=int, default=None,
+                    help="runs of the exact analysis and of DOP853 for the ratio (default 10, "
+                         "quick: 3)")
     ap.add_argument("--exact-only", action="store_true",
                     help="only the ratio of the exact analysis against DOP853")
+    bench_arguments(ap, "2,000 Python steps, one repeat, the 1-mode case alone")
     args = ap.parse_args(argv)
+    args.python_steps = args.python_steps or (2000 if args.quick else 20_000)
+    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.ratio_repeats = args.ratio_repeats or (3 if args.quick else 10)
+    report = Report("impact", args)
     if args.exact_only:
-        return exact_only(args)
+        return exact_only(args, report)
     print(f"V2 impact oscillator over [0, {END:g}] s, modal central differences at dt = {DT:g} s "
           f"({int(round(END / DT)):,} steps)")
     print(f"{machine()}; {load_average()}")
@@ -365,13 +384,15 @@ def main(argv=None) -> int:
     check = max(abs(reference[i - 1] - t) for i, t in refs.items())
     print(f"scipy DOP853 reference: {len(reference)} events in {ref_time:.2f} s; against the "
           f"closed-form times in the study's checks: max difference {check:.1e} s")
+    report.check("scipy DOP853 event times against the study's closed-form ones", check, 1e-9)
 
     rows = []
     steps = int(round(END / DT))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         v2_text = restricted_study({"modes", "modal_cd"}, tmp).read_text()
-        for label, text in (("1 mode (V2)", v2_text), ("20 modes (chain)", chain_study_text(20))):
+        cases = [("1 mode (V2)", v2_text), ("20 modes (chain)", chain_study_text(20))]
+        for label, text in cases[:1] if args.quick else cases:
             dyn, links, grid, W = modal_problem(text, tmp)
             m = dyn.size
             start = time.perf_counter()
@@ -387,9 +408,16 @@ def main(argv=None) -> int:
             _, fem_state, _ = fem_loop(dyn, links, grid, W, steps=args.python_steps)
             py_time, py_state = python_loop(dyn, links, W, args.python_steps)
             diff = np.max(np.abs(fem_state - py_state)) / np.max(np.abs(py_state))
-            if diff > AGREEMENT:
+            if not report.check(f"{label}: fem's loop against the Python loop, state after "
+                                f"{args.python_steps} steps", diff, AGREEMENT):
                 status = 1
             py_full = py_time * steps / args.python_steps
+            report.figure(f"modal CD loop, {label}, {steps:,} steps", best, "s",
+                          baseline=py_full, baseline_name="Python loop (extrapolated)",
+                          target=("value", "<", TARGET_S))
+            report.figure(f"modal CD analysis, {label}", wall, "s",
+                          baseline=py_full, baseline_name="Python loop (extrapolated)",
+                          target=("value", "<", TARGET_S) if m == 1 else None)
             err = event_error(file_events, reference) if m == 1 else "-"
             rows.append(["fem modal CD, loop", label, f"{steps:,}", f"{best:.4f}", "",
                          str(len(events)), err])
@@ -409,11 +437,17 @@ def main(argv=None) -> int:
         first, best, events, _ = first_and_best(path, "exact", args.repeats)
         rows.append(["fem exact", "physical", "-", "", f"{best:.3f} [{first:.3f}]",
                      str(len(events)), event_error(events, reference)])
+        report.figure("exact analysis (V2)", best, "s", baseline=ref_time,
+                      baseline_name="scipy DOP853 with events")
+        report.check("exact: event times against scipy DOP853 (s)", _max_error(events, reference),
+                     1e-9)
         path = restricted_study({"modes", "modal_adaptive2"}, tmp)
         first, best, events, count = first_and_best(path, "modal_adaptive2", args.repeats)
         rows.append(["fem modal adaptive2 (tolerance 1e-7)", "1 mode (V2)", f"{count:,}", "",
                      f"{best:.3f} [{first:.3f}]", str(len(events)),
                      event_error(events, reference)])
+        report.figure("modal adaptive2 analysis (V2, tolerance 1e-7)", best, "s",
+                      baseline=ref_time, baseline_name="scipy DOP853 with events")
 
     print("\nTimes (s): loop = the step loop alone; analysis = the analysis' wall time (the "
           "whole run_study in brackets; for exact and adaptive2, the best of the repeats, and "
@@ -428,14 +462,28 @@ def main(argv=None) -> int:
             restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
     text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
     print(text)
+    ratio_figures(report, exact_time, dop_time, events, reference)
     print(f"at the end: {load_average()}")
     if status:
         print("\nfem's loop and the Python loop DISAGREE: the timings compare different "
               "computations")
-    return status
+    return report.finish(status)
 
 
-def exact_only(args) -> int:
+def ratio_figures(report, exact_time, dop_time, events, reference) -> None:
+    """The ratio against DOP853 and the agreement of the event times, in ``report``."""
+    report.figure(f"exact analysis (V2) against DOP853 at rtol {RATIO_RTOL:g}", exact_time, "s",
+                  baseline=dop_time, baseline_name=f"scipy DOP853 rtol {RATIO_RTOL:g}, events",
+                  target=("ratio", "<=", 1.0 / RATIO_TARGET),
+                  note=f"DOP853 / exact = {dop_time / exact_time:.1f}")
+    report.check("exact: event count against the reference", abs(len(events) - len(reference)),
+                 0)
+    if len(events) == len(reference):
+        report.check("exact: event times against scipy DOP853 rtol 1e-12 (s)",
+                      _max_error(events, reference), 1e-9)
+
+
+def exact_only(args, report) -> int:
     """The ratio alone (``--exact-only``)."""
     print(f"V2 impact oscillator over [0, {END:g}] s: fem's exact analysis against scipy DOP853 "
           f"(rtol {RATIO_RTOL:g}) chained on the events, {args.ratio_repeats} runs of each in turn")
@@ -446,8 +494,9 @@ def exact_only(args) -> int:
             restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
     text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
     print(text)
+    ratio_figures(report, exact_time, dop_time, events, reference)
     print(f"at the end: {load_average()}")
-    return 0
+    return report.finish(0)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from rest, 1e6 steps of dt = 1e-4 s (omega_max dt = 0.063, well inside the stabi
 the generalized coordinates archived every 1000 steps.
 
     python bench/modal_transient.py [--modes 20] [--steps 1000000] [--loop-steps 100000]
+                                    [--quick] [--json]
 
 Timed:
 - fem: the transient driver (``fem.transient.integrate``) with the modal central-difference
@@ -20,7 +21,9 @@ then advances the modes one by one. The run is repeated with non-proportional da
 odd springs, 5 on even ones) where the generalized damping is full and fem's loop does two
 dense m x m products per step. Both loops are checked against each other on the final state
 (relative difference printed); the script exits with status 1 when they disagree by more than
-1e-9 or when the uncoupled rate is under 1e7 steps/s.
+1e-9 or when the uncoupled rate is under 1e7 steps/s (not in ``--quick``: 1e5 steps and a
+numpy loop of 1e4, too short for a rate). ``--json``: one JSON object on stdout
+(``_common.Report``).
 """
 
 from __future__ import annotations
@@ -34,12 +37,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (chain_mesh, chain_study, engine_run, engine_scheme,  # noqa: E402
-                     machine, table)
+from _common import (Report, bench_arguments, chain_mesh, chain_study,  # noqa: E402
+                     engine_run, engine_scheme, machine, table)
 
 DT = 1e-4
 EVERY = 1000
 TARGET = 1e7
+#: fem's rate over the numpy loop's, at least (uncoupled case)
+TARGET_RATIO = 50.0
 AGREEMENT = 1e-9
 
 
@@ -115,9 +120,13 @@ def run_numpy(basis, steps: int):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modes", type=int, default=20)
-    ap.add_argument("--steps", type=int, default=1_000_000)
-    ap.add_argument("--loop-steps", type=int, default=100_000)
+    ap.add_argument("--steps", type=int, default=None, help="default 1e6 (quick: 1e5)")
+    ap.add_argument("--loop-steps", type=int, default=None, help="default 1e5 (quick: 1e4)")
+    bench_arguments(ap, "1e5 steps, a numpy loop of 1e4")
     args = ap.parse_args(argv)
+    args.steps = args.steps or (100_000 if args.quick else 1_000_000)
+    args.loop_steps = args.loop_steps or (10_000 if args.quick else 100_000)
+    report = Report("modal_transient", args)
     print(machine())
     rows, status = [], 0
     for label, coupled in (("proportional (uncoupled)", False), ("non-proportional (coupled)",
@@ -130,14 +139,20 @@ def main(argv=None) -> int:
         diff = np.max(np.abs(q_ref - q_np)) / max(np.max(np.abs(q_np)), 1e-300)
         rows.append([label, f"{args.modes}", f"{args.steps:.0e}", f"{fem_rate:.3g}",
                      f"{np_rate:.3g}", f"{fem_rate / np_rate:.0f}x", f"{diff:.1e}"])
-        if diff > AGREEMENT:
+        if not report.check(f"{label}: final q, fem against the numpy loop", diff, AGREEMENT):
             status = 1
-        if not coupled and fem_rate < TARGET:
-            status = 1
+        report.figure(f"modal CD, {args.modes} modes, {label}", fem_rate, "steps/s",
+                      baseline=np_rate, baseline_name="numpy loop (steps/s)",
+                      target=None if coupled else ("ratio", ">=", TARGET_RATIO))
+        if not coupled:
+            fig = report.figure(f"modal CD, {args.modes} modes, {label}: rate", fem_rate,
+                                "steps/s", target=("value", ">=", TARGET))
+            if not fig["met"] and not args.quick:
+                status = 1
     print(table(["damping", "modes", "steps", "fem steps/s", "numpy steps/s", "ratio",
                  "rel. diff"], rows))
     print(f"target: more than {TARGET:.0e} steps/s and 50x the numpy loop (uncoupled case)")
-    return status
+    return report.finish(status)
 
 
 if __name__ == "__main__":

@@ -26,14 +26,15 @@ Rows:
 - memory: resident set (RSS) of each worker process after the sweep.
 
 The tables of the two sweeps must agree value for value (status 1 otherwise). Targets:
-speed-up >= 1.6 with 2 workers on 2 cores, per-variant overhead < 50 ms.
+speed-up >= 1.6 with 2 workers on 2 cores, per-variant overhead < 50 ms. ``--quick``: 4
+variants, one sweep of each kind; ``--json``: one JSON object on stdout (``_common.Report``),
+the figures above as its "details".
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import statistics
 import sys
@@ -45,7 +46,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ROOT, load_average, machine, table  # noqa: E402
+from _common import (ROOT, Report, bench_arguments, load_average, machine,  # noqa: E402
+                     table)
 
 import fem  # noqa: E402
 
@@ -113,9 +115,15 @@ def start_cluster(workers: int, study, gap, folder: Path):
     return client, cluster, started, time.perf_counter() - start
 
 
-def same_tables(a, b) -> bool:
-    strip = [{k: v for k, v in r.items() if k != "wall_time"} for r in a.rows]
-    return strip == [{k: v for k, v in r.items() if k != "wall_time"} for r in b.rows]
+def differences(a, b) -> int:
+    """Rows of the two tables that differ (wall times aside), plus the variants of the first
+    that did not complete."""
+    def strip(table):
+        return [{k: v for k, v in r.items() if k != "wall_time"} for r in table.rows]
+
+    ra, rb = strip(a), strip(b)
+    differ = sum(x != y for x, y in zip(ra, rb)) + abs(len(ra) - len(rb))
+    return differ + (0 if a.all_complete else 1)
 
 
 def main(argv=None) -> int:
@@ -124,10 +132,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3,
                     help="sweeps of each kind, the fastest kept (default 3)")
-    ap.add_argument("--quick", action="store_true", help="8 variants, one sweep of each kind")
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    bench_arguments(ap, "4 variants, one sweep of each kind")
     args = ap.parse_args(argv)
-    n = 8 if args.quick else args.variants
+    report = Report("sweep", args)
+    n = 4 if args.quick else args.variants
     if args.quick:
         args.repeats = 1
     print(f"sweep of {n} variants of V2 (exact analysis alone, {PATH} from 0.8e-3 to "
@@ -157,7 +165,8 @@ def main(argv=None) -> int:
         finally:
             client.close()
             cluster.close()
-    if not (same_tables(sequential, parallel) and sequential.all_complete):
+    if not report.check("rows that differ between the two sweeps' tables, and variants not "
+                        "complete", differences(sequential, parallel), 0):
         status = 1
     figures = {
         "variants": n, "workers": args.workers, "own_run_mean_s": own,
@@ -194,9 +203,21 @@ def main(argv=None) -> int:
     if status:
         print("the tables of the two sweeps DIFFER")
     print(f"at the end: {load_average()}")
-    if args.json:
-        print(json.dumps(figures, indent=1))
-    return status
+    report.details.update(figures)
+    report.figure(f"fem.sweep of {n} variants on {args.workers} workers", par_time, "s",
+                  baseline=seq_time, baseline_name="sequential fem.sweep",
+                  target=("ratio", "<=", 1 / SPEED_UP))
+    report.figure("sequential fem.sweep, per variant", seq_time / n, "s", baseline=own,
+                  baseline_name="own run (fem.run, mean)")
+    report.figure("per-variant overhead, sequential", figures["sequential_overhead_s"], "s",
+                  target=("value", "<", OVERHEAD), signed=True)
+    report.figure(f"per-variant overhead, {args.workers} workers",
+                  figures["parallel_overhead_s"], "s", target=("value", "<", OVERHEAD),
+                  signed=True)
+    report.figure(f"cluster start ({args.workers} workers)", started, "s")
+    for k, rss in enumerate(figures["worker_rss_mib"]):
+        report.figure(f"worker {k + 1} memory (RSS)", rss, "MiB")
+    return report.finish(status)
 
 
 if __name__ == "__main__":

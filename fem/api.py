@@ -26,7 +26,8 @@ from fem.study import Study as StudySpec
 from fem.study.toml_text import to_toml
 
 #: the sections of a study that are arrays of blocks ``[[name]]``
-BLOCK_SECTIONS = ("discrete", "constraint", "load", "initial", "link", "analysis", "check")
+BLOCK_SECTIONS = ("discrete", "constraint", "load", "support", "initial", "link", "analysis",
+                  "check")
 #: the sections of a study that are tables ``[name]``
 TABLE_SECTIONS = ("study", "mesh", "model", "functions", "output")
 

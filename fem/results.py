@@ -61,7 +61,8 @@ class ResultsWriter:
     _memory_files = 0
 
     def __init__(self, path, *, title: str, study_source: str, node_names, coordinates,
-                 dof_node, dof_component, dof_imposed, cells=None, node_groups=None, cell_groups=None):
+                 dof_node, dof_component, dof_imposed, cells=None, node_groups=None,
+                 cell_groups=None):
         # The low bound v108 keeps the superblock below version 3: a version 3 superblock
         # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
         # file of a killed run could not be opened again, even read-only.
@@ -77,6 +78,16 @@ class ResultsWriter:
             self.path = Path(path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.file = h5py.File(self.path, "w", **options)
+        try:
+            self._start(title, study_source, node_names, coordinates, dof_node, dof_component,
+                        dof_imposed, cells, node_groups, cell_groups)
+        except BaseException:
+            # a signal or an error while the file is laid out: it says "failed", not "running"
+            self.close(complete=False)
+            raise
+
+    def _start(self, title, study_source, node_names, coordinates, dof_node, dof_component,
+               dof_imposed, cells, node_groups, cell_groups):
         f = self.file
         f.attrs["format"] = layout.FORMAT
         f.attrs["format_version"] = layout.FORMAT_VERSION
@@ -132,6 +143,16 @@ class ResultsWriter:
         if self.file.id.valid:
             self.seal(complete)
             self.file.close()
+        elif self.path is not None and self.path.is_file():
+            # the file was closed under way (a signal inside an HDF5 call): reopen it only to
+            # say how the run ended, so that it never claims to be still running
+            try:
+                with h5py.File(self.path, "r+") as f:
+                    if f.attrs.get("status") == layout.STATUS_RUNNING:
+                        f.attrs["status"] = (layout.STATUS_COMPLETE if complete
+                                             else layout.STATUS_FAILED)
+            except (OSError, KeyError):
+                pass
 
     def __enter__(self):
         return self
@@ -181,7 +202,7 @@ class AnalysisWriter:
         units = dict(units or {})
         if self.components is not None:
             components = self.components if dofs is None else self.components[dofs]
-            for name in layout.FIELDS:
+            for name in layout.NODAL_FIELDS:
                 if name in columns and name not in units and columns[name] == len(components):
                     units[name] = layout.column_units(name, components)
         return SeriesWriter(self.group, columns, units, dtype)

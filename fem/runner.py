@@ -53,7 +53,9 @@ def _validate_names(study: Study, model):
     reacting = {"FX": "DX", "FY": "DY", "FZ": "DZ", "MX": "DRX", "MY": "DRY", "MZ": "DRZ"}
     for i, check in enumerate(study.checks):
         where = f"check[{i + 1}]"
-        if check.quantity == "element_force":
+        # a quantity of a random analysis (rms, psd, ...) is located as its field is
+        quantity = getattr(check, "field", None) or check.quantity
+        if quantity == "element_force":
             if check.element not in model.elements.names:
                 known = ", ".join(model.elements.names) or "none"
                 raise StudyError(f"{where}.element: no element '{check.element}' (the SEG2 and "
@@ -62,7 +64,7 @@ def _validate_names(study: Study, model):
                 raise StudyError(f"{where}.component: {check.component} is not a force "
                                  f"component of this model (components: "
                                  f"{' '.join(model.elements.components)})")
-        elif check.quantity == "reaction":
+        elif quantity == "reaction":
             dof = model.dof(check.node, reacting[check.component], where=where)
             if dof not in model.reactions.dofs:
                 raise StudyError(f"{where}.node: {check.node} {reacting[check.component]} is "

@@ -237,6 +237,23 @@ class ForceFields:
         return out
 
 
+class GroundAcceleration:
+    """The ground's acceleration on the archived dofs, for the ``absolute_acceleration``
+    field: the sum over the analysis' base acceleration loads of value * f(t) times the
+    load's unit direction on the translations (DX DY DZ; rotations get none).
+    ``loads``: (columns (width,) m/s^2 per unit of the function, function) of each load."""
+
+    def __init__(self, loads):
+        self.loads = [(np.asarray(r, float), fn) for r, fn in loads]
+
+    def rows(self, t, width: int) -> np.ndarray:
+        """(len(t), width) ground accelerations at the instants ``t`` (m/s^2)."""
+        out = np.zeros((len(t), width))
+        for r, fn in self.loads:
+            out += np.outer(np.broadcast_to(fn.derivative(t, 0), t.shape), r)
+        return out
+
+
 class ResultsSink:
     """Archived rows to a series of the results file (``fem.results.SeriesWriter``): the
     physical fields asked (expanded to all the archived dofs), the generalized coordinates on
@@ -250,24 +267,32 @@ class ResultsSink:
     GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                    "acceleration": "generalized/qddot"}
 
-    def __init__(self, series, dyn, links, fields, width: int, energy: bool, forces=None):
+    def __init__(self, series, dyn, links, fields, width: int, energy: bool, forces=None,
+                 ground: GroundAcceleration | None = None, relative=None):
         self.energy = energy
+        self.ground = ground if ground is not None else GroundAcceleration([])
+        self.width = width
         self.series = series
         self.dyn = dyn
         self.links = links
         self.fields = list(fields)
         self.forces = forces if forces else None
+        self.relative = relative if relative else None
         self.pending = []
         self.pending_rows = 0
         extra = sum(self.forces.columns().values()) if self.forces else 0
+        extra += len(self.relative.fields) * width if self.relative else 0
         per_row = (len(self.fields) * width + (3 * dyn.size if dyn.generalized else 0)
                    + 8 * max(links.count, 0) + 6 + extra)
         self.block_rows = max(256, self.BLOCK_VALUES // max(per_row, 1))
         self.last_flush = time.monotonic()
 
     @staticmethod
-    def columns(dyn, links, fields, width: int, energy: bool, forces=None) -> dict:
+    def columns(dyn, links, fields, width: int, energy: bool, forces=None,
+                relative=None) -> dict:
         cols = {"time": 0, **{f: width for f in fields}}
+        if relative:
+            cols.update(relative.columns(width))
         if forces:
             cols.update(forces.columns())
         if dyn.generalized:
@@ -289,19 +314,27 @@ class ResultsSink:
         blocks = {"time": t}
         states = (("displacement", out.X, 0), ("velocity", out.V, 1),
                   ("acceleration", out.A, 2))
+        needs = self.relative.needs if self.relative else ()
         with np.errstate(all="ignore"):
             full = {}
+            absolute = "absolute_acceleration" in self.fields
             for field, data, order in states:
                 q = np.array(data[:rows])
-                if field in self.fields or self.forces:
+                if field in self.fields or self.forces or (absolute and order == 2) \
+                        or field in needs:
                     full[field] = self.dyn.expand(q, t, order)
                 if field in self.fields:
                     blocks[field] = full[field]
                 if self.dyn.generalized:
                     blocks[self.GENERALIZED[field]] = q
+            if absolute:
+                blocks["absolute_acceleration"] = (full["acceleration"]
+                                                   + self.ground.rows(t, self.width))
             if self.forces:
                 blocks.update(self.forces.rows(t, full["displacement"], full["velocity"],
                                                full["acceleration"]))
+            if self.relative:
+                blocks.update(self.relative.rows(t, full))
         if self.links:
             blocks.update(self.links.series(out.CV[:rows]))
         if self.energy:

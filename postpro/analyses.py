@@ -207,8 +207,10 @@ class _SampledAnalysis(_ForceColumns, Analysis):
 
     @property
     def fields(self) -> tuple[str, ...]:
-        """The fields archived, among displacement, velocity and acceleration."""
-        return tuple(f for f in layout.FIELDS if isinstance(self._group.get(f), h5py.Dataset))
+        """The fields archived, among displacement, velocity and acceleration (and their
+        relative_ counterparts on an analysis that drives supports)."""
+        return tuple(f for f in layout.NODAL_FIELDS
+                     if isinstance(self._group.get(f), h5py.Dataset))
 
     def field_units(self, field: str) -> tuple[str, ...]:
         """The distinct units of a field's columns, as the file states them (("m", "rad")
@@ -233,8 +235,8 @@ class _SampledAnalysis(_ForceColumns, Analysis):
                 for dof in columns]
 
     def _field(self, field: str) -> h5py.Dataset:
-        if field not in layout.FIELDS:
-            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.FIELDS)})")
+        if field not in layout.NODAL_FIELDS:
+            raise PostproError(f"unknown field '{field}' (known: {_listing(layout.NODAL_FIELDS)})")
         if field not in self.fields:
             raise PostproError(f"{self._where} did not archive '{field}' (archived: "
                                f"{_listing(self.fields)})")
@@ -707,6 +709,125 @@ class HarmonicAnalysis(_SampledAnalysis):
                                   components, start, end)
 
 
+class RandomAnalysis(_SampledAnalysis):
+    """A stationary random response (kind ``random``): one-sided power spectral densities
+    sampled at ``frequency`` (Hz), and their RMS and crossing rates.
+
+    The nodal fields (``displacement``, ``velocity``, ``acceleration`` and, under base
+    acceleration, ``absolute_acceleration``) and the element forces and reactions hold
+    PSDs, in unit^2/Hz (m^2/Hz, (m/s)^2/Hz, N^2/Hz, ...): :meth:`series`, :meth:`columns`,
+    :meth:`element_force` and :meth:`reaction` read them as a transient analysis' series.
+    """
+
+    _axis_name = "frequency"
+    _axis_unit = "Hz"
+
+    @property
+    def frequency(self) -> np.ndarray:
+        """Frequencies, shape (nf,), in Hz."""
+        return self._axis()
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The PSDs of nodal fields stored, among displacement, velocity, acceleration and
+        absolute_acceleration."""
+        return tuple(f for f in layout.RANDOM_FIELDS
+                     if isinstance(self._group.get(f), h5py.Dataset))
+
+    def _field(self, field: str) -> h5py.Dataset:
+        if field not in layout.RANDOM_FIELDS:
+            raise PostproError(f"unknown field '{field}' (known: "
+                               f"{_listing(layout.RANDOM_FIELDS)})")
+        if field not in self.fields:
+            raise PostproError(f"{self._where} did not store '{field}' (stored: "
+                               f"{_listing(self.fields)})")
+        return self._dataset(field)
+
+    @property
+    def excitations(self) -> tuple[str, ...]:
+        """The loads that drive the analysis, one per input PSD, in the order of
+        :meth:`input_psd`."""
+        if "excitation_names" not in self._group:
+            return ()
+        return tuple(_text(n) for n in self._dataset("excitation_names")[()])
+
+    def input_psd(self) -> tuple[np.ndarray, np.ndarray]:
+        """The input PSDs at the analysis' frequencies: (f (nf,) Hz, S (nf, inputs)) in
+        N^2/Hz for forces, (m/s^2)^2/Hz for base accelerations (per unit load)."""
+        return self._axis(), self._dataset("input_psd")[()]
+
+    def series(self, field: str, node: str, component: str, start=None, end=None):
+        """The PSD of one dof over a frequency window ``[start, end]`` (Hz).
+
+        Returns
+        -------
+        f : numpy.ndarray, shape (k,)
+        psd : numpy.ndarray, shape (k,)
+            In m^2/Hz, (m/s)^2/Hz, (m/s^2)^2/Hz (rad on rotations).
+        """
+        dataset = self._field(field)
+        return self._column_series(dataset, self._column(node, component), start, end)
+
+    def columns(self, field: str, dofs, start=None, end=None):
+        """Several dofs: ``(f (k,), psd (k, len(dofs)))`` in the order of ``dofs``."""
+        return self._columns(field, dofs, start, end)
+
+    def value_at(self, field: str, node: str, component: str, frequency: float,
+                 interpolate: bool = False) -> float:
+        """The PSD of one dof at one frequency (Hz), matched as a transient's instants."""
+        return self._value_at(field, node, component, frequency, interpolate)
+
+    def psd_at(self, quantity: str, name: str, component: str, frequency: float,
+               interpolate: bool = False) -> float:
+        """The PSD of a nodal field (``name`` a node), an element force (a cell) or a
+        reaction (a node) at one frequency (Hz)."""
+        if quantity in FORCE_QUANTITIES:
+            return self.force_at(quantity, name, component, frequency, interpolate)
+        return self.value_at(quantity, name, component, frequency, interpolate)
+
+    def _statistic(self, kind: str, quantity: str, name: str, component: str) -> float:
+        if quantity in FORCE_QUANTITIES:
+            column = self._named_column(quantity, name, component)[1]
+        else:
+            self._field(quantity)
+            column = self._column(name, component)
+        return self._dataset(f"{kind}/{quantity}")[column].item()
+
+    def rms(self, quantity: str, name: str, component: str) -> float:
+        """The RMS (root of the integral of the PSD over the frequencies, trapezoid rule)
+        of a nodal field at a node, of an element force (``name`` a cell) or of a reaction,
+        in the quantity's unit (m, m/s, m/s^2, N, ...)."""
+        return self._statistic("rms", quantity, name, component)
+
+    def zero_crossing_rate(self, quantity: str, name: str, component: str) -> float:
+        """The expected rate of up-crossings of zero, sqrt(m2 / m0) / 2 pi, in Hz."""
+        return self._statistic("zero_crossing_rate", quantity, name, component)
+
+    def peak_rate(self, quantity: str, name: str, component: str) -> float:
+        """The expected rate of maxima, sqrt(m4 / m2) / 2 pi, in Hz."""
+        return self._statistic("peak_rate", quantity, name, component)
+
+    def to_xarray(self, field: str = "displacement", nodes=None, components=None, start=None,
+                  end=None):
+        """Some dofs of a PSD over a frequency window, as an ``xarray.DataArray`` (needs the
+        optional extra ``fem[notebook]``): dims ("frequency", "dof"), the coordinates of
+        :meth:`TransientAnalysis.to_xarray`, units m^2/Hz, (m/s)^2/Hz, ..."""
+        from postpro import frames
+
+        array = frames.field_array(self, self._axis_name, self._axis_unit, field, nodes,
+                                   components, start, end)
+        base = "acceleration" if field == "absolute_acceleration" else field
+        units = [layout.psd_unit(layout.unit_of(base, str(c)))
+                 for c in array["component"].values]
+        array = array.drop_vars("units", errors="ignore")
+        array.attrs.pop("units", None)
+        if len(set(units)) == 1:
+            array.attrs["units"] = units[0]
+        else:
+            array = array.assign_coords(units=("dof", units))
+        return array
+
+
 def _array(name: str, doc: str) -> property:
     """A read-only attribute giving the stored array ``name`` of a modal analysis."""
     return property(lambda self: self[name], doc=doc)
@@ -867,6 +988,7 @@ _ANALYSIS_CLASSES = {
     "static": StaticAnalysis,
     "transient": TransientAnalysis,
     "harmonic": HarmonicAnalysis,
+    "random": RandomAnalysis,
     "modes": ModalAnalysis,
     "complex_modes": ModalAnalysis,
 }

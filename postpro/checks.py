@@ -17,27 +17,37 @@ import numpy as np
 from postpro import layout
 from postpro.energy import energy_balance_error, link_force_error
 from postpro.errors import CheckSpecError, PostproError
-from postpro.results import ModalAnalysis, Results, StaticAnalysis, TransientAnalysis
+from postpro.results import (ModalAnalysis, RandomAnalysis, Results, StaticAnalysis,
+                             TransientAnalysis)
 
 COMPONENTS = ("DX", "DY", "DZ", "DRX", "DRY", "DRZ")
 MODAL_QUANTITIES = ("frequency", "damped_frequency", "damping_ratio", "generalized_mass")
+#: the quantities of a random analysis, of one column of a ``field`` (a nodal field at a
+#: node, an element force at an element, a reaction at a node)
+RANDOM_QUANTITIES = ("rms", "psd", "zero_crossing_rate")
+#: what their ``field`` may be
+RANDOM_CHECK_FIELDS = layout.RANDOM_FIELDS + ("element_force", "reaction")
 
 # quantity -> (locator keys it requires, locator keys it accepts)
 QUANTITIES = {
     # time: required on a transient analysis, refused on a static one (checked with the
     # study, which knows the analysis' kind)
-    **{field: (("node", "component"), ("time", "interpolate")) for field in layout.FIELDS},
+    **{field: (("node", "component"), ("time", "interpolate")) for field in layout.NODAL_FIELDS},
     **{name: (("mode",), ()) for name in MODAL_QUANTITIES},
     "element_force": (("element", "component"), ("time", "interpolate")),
     "reaction": (("node", "component"), ("time", "interpolate")),
     "event_time": (("event",), ("link", "kind")),
     "energy_balance_error": ((), ()),
     "link_force_error": (("link",), ()),
+    "rms": (("component",), ("field", "node", "element")),
+    "psd": (("component", "frequency"), ("field", "node", "element", "interpolate")),
+    "zero_crossing_rate": (("component",), ("field", "node", "element")),
 }
 _COMMON_REQUIRED = ("quantity", "reference")
 _COMMON_OPTIONAL = ("analysis", "tolerance", "absolute")
 _KEYS = ("analysis", "quantity", "node", "element", "component", "time", "mode", "event",
-         "kind", "link", "reference", "tolerance", "absolute", "interpolate")
+         "kind", "link", "reference", "tolerance", "absolute", "interpolate", "field",
+         "frequency")
 #: the components of an element force, and of a reaction
 ELEMENT_COMPONENTS = ("N", "VY", "VZ", "MT", "MFY", "MFZ")
 REACTION_COMPONENTS = ("FX", "FY", "FZ", "MX", "MY", "MZ")
@@ -49,7 +59,9 @@ class CheckSpec:
     """One validated ``[[check]]`` table.
 
     ``path`` is its key path (``check[2]``) for messages; ``time`` is in s; ``mode`` and
-    ``event`` count from 1; ``tolerance`` is relative unless ``absolute``.
+    ``event`` count from 1; ``tolerance`` is relative unless ``absolute``; ``field`` (the
+    quantities of a random analysis: displacement by default) is the PSD whose RMS, value
+    at ``frequency`` (Hz) or zero crossing rate is checked.
     """
 
     path: str
@@ -67,6 +79,8 @@ class CheckSpec:
     event: int | None = None
     link: str | None = None
     kind: str | None = None
+    field: str | None = None
+    frequency: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +166,21 @@ def _component(path, value, _key=None):
     return value
 
 
+def _field_name(path, value, _key=None):
+    _string(path, value)
+    if value not in RANDOM_CHECK_FIELDS:
+        raise CheckSpecError(f"{path}: unknown field {_describe(value)} (known: "
+                             f"{', '.join(RANDOM_CHECK_FIELDS)})")
+    return value
+
+
+def _frequency(path, value, _key=None):
+    number = _number(path, value)
+    if number < 0.0:
+        raise CheckSpecError(f"{path}: a frequency is >= 0 Hz, got {_describe(value)}")
+    return number
+
+
 def _component_of(quantity: str, path: str, component: str):
     """The component set of a quantity: dofs, element force or reaction components."""
     known = {"element_force": ELEMENT_COMPONENTS, "reaction": REACTION_COMPONENTS}.get(
@@ -165,7 +194,8 @@ _PARSERS = {
     "analysis": _string, "node": _string, "element": _string, "link": _string, "kind": _string,
     "component": _component, "reference": _number, "time": _number,
     "tolerance": _positive_number, "mode": _count, "event": _count,
-    "absolute": _boolean, "interpolate": _boolean,
+    "absolute": _boolean, "interpolate": _boolean, "field": _field_name,
+    "frequency": _frequency,
 }
 
 
@@ -221,8 +251,25 @@ def _parse_one(table, path: str) -> CheckSpec:
                                  f"{', '.join(_COMMON_REQUIRED + required)})")
     values = {key: _PARSERS[key](f"{path}.{key}", value, key)
               for key, value in table.items() if key != "quantity"}
-    _component_of(quantity, path, values.get("component"))
+    if quantity in RANDOM_QUANTITIES:
+        _random_locator(quantity, path, values)
+        _component_of(values["field"], path, values.get("component"))
+    else:
+        _component_of(quantity, path, values.get("component"))
     return CheckSpec(path=path, quantity=quantity, **values)
+
+
+def _random_locator(quantity: str, path: str, values: dict):
+    """A quantity of a random analysis names a node, or an element for element_force."""
+    values.setdefault("field", "displacement")
+    wants, other = (("element", "node") if values["field"] == "element_force" else
+                    ("node", "element"))
+    if other in values:
+        raise CheckSpecError(f"{path}.{other}: not used with field '{values['field']}' (it "
+                             f"takes {wants} and component)")
+    if wants not in values:
+        raise CheckSpecError(f"{path}: missing key '{wants}' (quantity '{quantity}' of field "
+                             f"'{values['field']}' needs {wants} and component)")
 
 
 def evaluate(results: Results, specs: list[CheckSpec]) -> list[CheckRow]:
@@ -269,10 +316,10 @@ def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
             return analysis.element_force(spec.element, spec.component), analysis.kind
         if spec.quantity == "reaction":
             return analysis.reaction(spec.node, spec.component), analysis.kind
-    if spec.time is None and spec.quantity in layout.FIELDS + ("element_force", "reaction"):
+    if spec.time is None and spec.quantity in layout.NODAL_FIELDS + ("element_force", "reaction"):
         raise PostproError(f"quantity '{spec.quantity}' of a {analysis.kind} analysis needs "
                            f"a time")
-    if spec.quantity in layout.FIELDS:
+    if spec.quantity in layout.NODAL_FIELDS:
         _require(analysis, spec, TransientAnalysis, "transient")
         value = analysis.value_at(spec.quantity, spec.node, spec.component, spec.time,
                                   interpolate=spec.interpolate)
@@ -283,6 +330,15 @@ def _compute(analysis, spec: CheckSpec) -> tuple[float, str]:
         value = analysis.force_at(spec.quantity, name, spec.component, spec.time,
                                   interpolate=spec.interpolate)
         return value, f"t={spec.time:g}"
+    if spec.quantity in RANDOM_QUANTITIES:
+        _require(analysis, spec, RandomAnalysis, "random")
+        name = spec.element if spec.field == "element_force" else spec.node
+        if spec.quantity == "psd":
+            value = analysis.psd_at(spec.field, name, spec.component, spec.frequency,
+                                    interpolate=spec.interpolate)
+            return value, f"{spec.field} f={spec.frequency:g} Hz"
+        read = analysis.rms if spec.quantity == "rms" else analysis.zero_crossing_rate
+        return read(spec.field, name, spec.component), spec.field
     if spec.quantity in MODAL_QUANTITIES:
         _require(analysis, spec, ModalAnalysis, "modes or complex_modes")
         return analysis.mode_value(spec.quantity, spec.mode), f"mode={spec.mode}"

@@ -13,9 +13,10 @@ import sys
 
 from postpro.errors import PostproError
 from postpro.jobs import (check, common, compare, energy, export, info, modes, plot, series,
-                          shocks, sweep)
+                          shocks, spectra, spectrum, sweep)
 
-JOBS = (series, plot, check, energy, shocks, modes, compare, export, info, sweep)
+JOBS = (series, plot, spectra, spectrum, check, energy, shocks, modes, compare, export, info,
+        sweep)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,7 +24,15 @@ DOF_IMPOSED = "dofs/imposed"
 ANALYSES = "analyses"
 CHECKS = "checks"
 
-FIELDS = ("displacement", "velocity", "acceleration")
+#: the nodal fields: the motion relative to the support, and the absolute acceleration (the
+#: relative one plus the ground's, when a base acceleration moves the support)
+FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
+#: the nodal fields of a random analysis (their PSDs): the same
+RANDOM_FIELDS = FIELDS
+#: the motion relative to the supports' pseudo-static motion (analyses that drive supports)
+RELATIVE_FIELDS = ("relative_displacement", "relative_velocity", "relative_acceleration")
+#: every nodal field a transient analysis may archive
+NODAL_FIELDS = FIELDS + RELATIVE_FIELDS
 GENERALIZED = {"displacement": "generalized/q", "velocity": "generalized/qdot",
                "acceleration": "generalized/qddot"}
 
@@ -33,6 +41,10 @@ UNITS = {
     "displacement": "m",
     "velocity": "m/s",
     "acceleration": "m/s^2",
+    "absolute_acceleration": "m/s^2",
+    "relative_displacement": "m",
+    "relative_velocity": "m/s",
+    "relative_acceleration": "m/s^2",
     "frequency": "Hz",
     "omega": "rad/s",
     "normal_force": "N",
@@ -61,7 +73,10 @@ UNITS = {
 
 #: rotation components, and the units of the nodal fields along them
 ROTATIONS = ("DRX", "DRY", "DRZ")
-ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2"}
+ROTATION_UNITS = {"displacement": "rad", "velocity": "rad/s", "acceleration": "rad/s^2",
+                  "absolute_acceleration": "rad/s^2",
+                  "relative_displacement": "rad", "relative_velocity": "rad/s",
+                  "relative_acceleration": "rad/s^2"}
 
 
 def unit_of(quantity: str, component: str | None = None) -> str:
@@ -93,3 +108,9 @@ ANALYSIS_ATTRS = ("kind", "basis", "scheme", "status", "message", "wall_time_s",
 # columns of the /checks compound table
 CHECK_COLUMNS = ("analysis", "quantity", "node", "component", "at", "reference", "computed",
                  "tolerance", "absolute", "passed")
+
+
+def psd_unit(unit: str) -> str:
+    """The unit of the power spectral density of a quantity in ``unit``: m -> m^2/Hz,
+    m/s -> (m/s)^2/Hz, N.m -> (N.m)^2/Hz."""
+    return f"({unit})^2/Hz" if any(c in unit for c in "/.^ ") else f"{unit}^2/Hz"

@@ -13,12 +13,13 @@ import numpy as np
 
 from postpro import layout
 from postpro.analyses import (_ANALYSIS_CLASSES, BLOCK_ROWS, Analysis, HarmonicAnalysis,
-                              ModalAnalysis, SpectralAnalysis, StaticAnalysis, TransientAnalysis,
-                              _decode_table, _listing, _text, bounded)
+                              ModalAnalysis, RandomAnalysis, SpectralAnalysis, StaticAnalysis,
+                              TransientAnalysis, _decode_table, _listing, _text, bounded)
 from postpro.errors import PostproError
 
-__all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis", "Results",
-           "SpectralAnalysis", "StaticAnalysis", "TransientAnalysis", "open"]
+__all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis",
+           "RandomAnalysis", "Results", "SpectralAnalysis", "StaticAnalysis",
+           "TransientAnalysis", "open"]
 
 #: the mesh cells: a group of one dataset per cell type (format 2), or the SEG2 cells (format 1)
 CELLS = layout.CELLS

@@ -212,7 +212,7 @@ CASES = [
      ["check[1]: missing key 'time'", "transient analysis"]),
     ("check_of_a_transient_quantity_on_modes",
      edit((ANALYSIS, '[[analysis]]\nname = "run"\nkind = "modes"\ncount = 2\n')),
-     ["check[1].quantity", "'displacement' needs a transient or static analysis", "'run'",
+     ["check[1].quantity", "'displacement' needs a transient or static or spectral analysis", "'run'",
       "modes"]),
     ("scheme_unknown_on_a_modal_basis",
      edit((ANALYSIS, '[[analysis]]\nname = "m"\nkind = "modes"\ncount = 2\n\n'

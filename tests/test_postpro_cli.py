@@ -708,8 +708,8 @@ def test_error_unfinished_analysis(capsys, synthetic):
 
 def test_error_ambiguous_default_analysis_and_wrong_kind(capsys, synthetic):
     err = _error(capsys, "series", synthetic)
-    assert err.endswith("holds 5 transient or harmonic analyses; name one with --analysis: "
-                        "shock, calm, sweep, broken, pending")
+    assert err.endswith("holds 5 transient, harmonic or random analyses; name one with "
+                        "--analysis: shock, calm, sweep, broken, pending")
     assert "analysis 'modes' is of kind 'modes'" in _error(capsys, "series", synthetic,
                                                            "-a", "modes")
     assert "analysis 'shock' is of kind 'transient'; this needs modes or complex_modes" in \

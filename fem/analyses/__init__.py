@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fem.analyses import complex_modes, harmonic, modes, spectral, static, transient
+from fem.analyses import complex_modes, harmonic, modes, random, spectral, static, transient
 
 #: (kind, basis) -> runner
 RUNNERS = {
@@ -22,6 +22,8 @@ RUNNERS = {
     ("harmonic", "modal"): harmonic.run,
     ("static", "physical"): static.run,
     ("spectral", "physical"): spectral.run,
+    ("random", "physical"): random.run,
+    ("random", "modal"): random.run,
 }
 
 

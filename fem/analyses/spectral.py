@@ -33,7 +33,6 @@ import numpy as np
 
 from fem.assembly import free_matrices
 from fem.errors import SolverError, StudyError
-from fem.linalg import Factor
 from fem.analyses.modes import rigid_directions
 from fem.analyses.transient import basis_modes
 from postpro import layout
@@ -145,10 +144,13 @@ def _modal_damping(p, spec, omega, shapes, C, count, kept):
 
 def _residual(p, spec, ctx, model, K, M, r, shapes, factors, omega):
     """(ndir, nf) pseudo-mode displacements: the static share of the modes left out."""
-    factor = Factor(K.tocsr(), "stiffness of the free dofs")
-    load = M @ r
-    static = np.column_stack([factor.solve(np.ascontiguousarray(load[:, k]))
-                              for k in range(load.shape[1])])
+    import scipy.sparse.linalg as spla
+
+    # a sparse LU (no compiled kernel to load for one solve)
+    try:
+        static = spla.splu(K.tocsc()).solve(np.asarray(M @ r, float))
+    except RuntimeError:
+        static = np.full(r.shape, np.nan)
     if not np.all(np.isfinite(static)):
         raise SolverError(f"{spec.where}.residual: the stiffness of the free dofs is singular")
     missing = static - shapes @ (factors / (omega ** 2)[:, None])

@@ -36,6 +36,8 @@ def solve(model, load_names, t=None):
         F += load.vector * _at(load.function, t)
     if con.G.shape[1]:
         h = np.ones(con.G.shape[1]) if t is None else np.atleast_1d(con.values(t))
+        if t is None:
+            h[model.supports.columns()] = 0.0      # supports at rest, without a time
         g = con.G @ h
     else:
         g = np.zeros(n)

@@ -7,7 +7,8 @@ Results, group ``/analyses/<name>``:
 * ``time`` (nt,) s and the fields asked by ``fields`` (``displacement``, ``velocity``,
   ``acceleration``, (nt, nd)): on all the model's dofs, or on a modal basis recombined on all
   dofs (nd = the size of ``/dofs``) or, with ``nodes``, on the dofs of those nodes only, listed
-  in ``dofs`` (nd,);
+  in ``dofs`` (nd,); ``absolute_acceleration`` is the acceleration plus the ground
+  acceleration of the analysis' base acceleration loads on the translations;
 * on a modal basis: ``generalized/q``, ``qdot``, ``qddot`` (nt, m), ``omega`` (m,) rad/s and the
   attributes ``mode_count``, ``coupled_damping``;
 * ``energy/kinetic``, ``potential``, ``link_energy``, ``dissipated``, ``external_work`` (nt,) J;
@@ -33,13 +34,15 @@ from fem.model.dofs import State
 from fem.integrators.factory import is_fixed, make
 from fem.links import linkset
 from fem.modal.modes import Modes
+from fem.model.supports import RelativeFields, support_system
 from fem.timegrid import build_grid
-from fem.transient import ForceFields, Progress, Result, ResultsSink, integrate
+from fem.transient import (ForceFields, GroundAcceleration, Progress, Result, ResultsSink,
+                           integrate)
 from postpro import layout
 
 GENERALIZED_UNITS = {"generalized/q": "m.kg^0.5", "generalized/qdot": "m.kg^0.5/s",
                      "generalized/qddot": "m.kg^0.5/s^2"}
-FIELDS = ("displacement", "velocity", "acceleration")
+FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
 
@@ -47,10 +50,18 @@ def run(ctx, spec):
     """Run the transient analysis ``spec``; see the module docstring."""
     p = spec.params
     model = ctx.model
-    system = reduce(model, p["loads"])
+    motion = None
+    if model.supports:
+        system, motion = support_system(model, p["loads"], p["supports"],
+                                        damping=p["support_damping"], start=p["start"],
+                                        where=spec.where)
+    else:
+        system = reduce(model, p["loads"])
     specs = [next(lk for lk in ctx.study.links if lk.name == name) for name in p["links"]]
     links = linkset.build(specs, model)
     start = initial_state(ctx, spec)
+    if start is not None and motion is not None:
+        start = motion.relative_state(start, p["start"])
     basis = None
     if p["basis"] == "modal":
         from fem.modal.basis import build_basis
@@ -71,10 +82,12 @@ def run(ctx, spec):
     grid, every = _grid(dyn, p, spec.where)
     progress = Progress.for_terminal(grid.steps, spec.name) if ctx.progress else None
     with progress if progress is not None else contextlib.nullcontext():
-        _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress)
+        _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress,
+                   motion)
 
 
-def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress):
+def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, progress,
+               motion=None):
     """Build the scheme, open the analysis in the results file, run and archive."""
     p = spec.params
     label = f"analysis '{spec.name}'"
@@ -100,9 +113,14 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
         units["element_force"] = layout.column_units_list(forces.elements.units())
     if forces.reactions is not None:
         units["reaction"] = layout.column_units_list(forces.reactions.units(model.dofs))
-    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces),
+    relative = None
+    if motion is not None:
+        relative = RelativeFields(motion, p["fields"], basis.dofs if basis is not None else None)
+    series = aw.series(ResultsSink.columns(dyn, links, fields, width, scheme.energy, forces,
+                                           relative),
                        units=units or None, dofs=basis.dofs if basis is not None else None)
-    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces)
+    ground = _ground(ctx, model, p, basis.dofs if basis is not None else None)
+    sink = ResultsSink(series, dyn, links, fields, width, scheme.energy, forces, ground, relative)
     result = Result()
     extra = EVENT_COLUMNS if links.rigid.size else ()
     t0 = time.perf_counter()
@@ -130,6 +148,8 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
     c = scheme.cur
     x, v, a = (scheme.buf.X[c].copy(), scheme.buf.V[c].copy(), scheme.buf.A[c].copy())
     final = basis.free_state(p["end"], x, v, a) if basis is not None else State(x, v, a)
+    if motion is not None:
+        final = motion.absolute_state(final, p["end"])
     ctx.states[spec.name] = (p["end"], final)
     events = f", {len(result.events)} events" if links else ""
     ctx.say(f"  {result.steps} steps, {series.rows} archived instants{events}, {wall:.3f} s")
@@ -245,6 +265,22 @@ def _dof_names(model):
         node = model.mesh.node_names[int(model.dofs.dof_node[dof])]
         return f"{model.dofs.dof_component[dof]} of node {node}"
     return name
+
+
+def _ground(ctx, model, p, dofs) -> GroundAcceleration:
+    """The ground acceleration of the analysis' base acceleration loads on the archived dofs
+    (every dof, or ``dofs``): value * f(t) along the load's unit direction on DX DY DZ."""
+    columns = np.arange(model.size) if dofs is None else np.asarray(dofs)
+    component = model.dofs.dof_component[columns]
+    loads = []
+    for spec in ctx.study.loads:
+        if spec.kind != "base_acceleration" or spec.name not in p["loads"]:
+            continue
+        r = np.zeros(len(columns))
+        for k, comp in enumerate(("DX", "DY", "DZ")):
+            r[component == comp] = spec.g * spec.direction[k]
+        loads.append((r, model.loads[spec.name].function))
+    return GroundAcceleration(loads)
 
 
 def _force_fields(aw, model, p) -> ForceFields:

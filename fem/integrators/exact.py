@@ -57,12 +57,26 @@ from fem.links.columns import CMP, FN, G0, KIND, LAM, MODE, MU, NV, OPEN, RIGID
 from fem.study.specs import step_limit
 
 SMOOTH_DEGREE = 8
+#: kinds of time functions that are linear between their breakpoints (degree 1 represents
+#: them exactly); functions that state a ``polynomial_degree`` are represented by that
+#: degree, the others (expressions) by SMOOTH_DEGREE
+PIECEWISE_LINEAR = ("table", "record", "constant")
 #: largest interpolation error of a smooth forcing on a step, relative to its size there
 FORCING_TOLERANCE = 1e-12
 
 
 #: the most closed forms kept at once (phases met on one stretch of the loads)
 MAX_FORMS = 64
+
+def _degree(fn, order: int) -> int:
+    """The degree of the polynomial that represents the derivative of order ``order`` of
+    the time function ``fn`` on a step between its breakpoints: exact for piecewise
+    polynomials (tables, integrated records), an interpolation otherwise."""
+    degree = getattr(fn, "polynomial_degree", None)
+    if degree is not None:
+        return max(int(degree) - order, 1)
+    return 1 if fn.kind in PIECEWISE_LINEAR else SMOOTH_DEGREE
+
 
 #: the most steps of 4 / omega_max the exact scheme takes to follow a phase to the end
 MAX_RESOLVED_STEPS = 1e7
@@ -82,8 +96,7 @@ class ExactScheme(Scheme):
         super().__init__(dynamics, links, name=name, events="locate", label=label)
         self.energy = True          # the integrals are exact and cheap: always archived
         self.phases = Phases(self)
-        functions = [fn for fn, _ in dynamics.columns]
-        self.degree = SMOOTH_DEGREE if any(fn.kind == "expression" for fn in functions) else 1
+        self.degree = max((_degree(fn, order) for fn, order in dynamics.columns), default=1)
         self.breaks = dynamics.breakpoints
         self.exact_event = None
         self._after_event = False

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from fem.links import columns as col
 from fem.links.shock import relative_translation, shock_link
+from fem.model.supports import support_translation
 from fem.study.specs import TRANSLATIONS
 
 
@@ -94,6 +95,15 @@ class LinkSet:
         return self.names[int(self.block[contact])]
 
 
+def _following(D, spec, model):
+    """The kinematics of a one-node link whose obstacle follows a support (``support``):
+    the node's translation minus the support's, d = u - u_b(t)."""
+    name = spec.params.get("support")
+    if name is None:
+        return D
+    return (D - support_translation(model, name)).tocsr()
+
+
 def _translation_present(D) -> np.ndarray:
     return np.asarray(abs(D).sum(axis=1)).ravel() > 0
 
@@ -109,7 +119,7 @@ def build(specs, model) -> LinkSet:
         p = spec.params
         if spec.kind == "shock":
             sl = shock_link(spec, model)
-            blocks.append(sl.D)
+            blocks.append(_following(sl.D, spec, model))
             kt_default = p["stiffness"]
             has_friction = p["friction"] > 0 or p["tangential_stiffness"] > 0
             links.friction.append(bool(p["friction"] > 0))
@@ -137,10 +147,12 @@ def build(specs, model) -> LinkSet:
                 attrs.update(static_friction=float(rows[-1][col.MUS]),
                              tangential_stiffness=p["tangential_stiffness"],
                              tangential_damping=p["tangential_damping"])
+            if p.get("support"):
+                attrs["support"] = p["support"]
             links.attrs.append(attrs)
         else:
             D = relative_translation(spec, model)
-            blocks.append(D)
+            blocks.append(_following(D, spec, model))
             links.friction.append(False)
             e = np.zeros(3)
             e[TRANSLATIONS.index(p["component"])] = 1.0
@@ -157,7 +169,8 @@ def build(specs, model) -> LinkSet:
             links.sides.append("rigid")
             links.attrs.append(dict(gap=p["gap"], restitution=p["restitution"],
                                     grazing_velocity=p["grazing_velocity"], bond=p["bond"],
-                                    component=p["component"]))
+                                    component=p["component"],
+                                    **({"support": p["support"]} if p.get("support") else {})))
     n = model.size
     links.D = sp.vstack(blocks).tocsr() if blocks else sp.csr_matrix((0, n))
     links.P = np.array(rows, float).reshape(len(rows), col.NP)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,6 +16,7 @@ from fem.model.constraints import Constraints, build_constraints
 from fem.model.dofs import DofMap
 from fem.model.element_forces import ElementForces, Reactions, element_forces, reactions
 from fem.model.elements import Triplets, add_discrete
+from fem.model.supports import Supports, assign_columns, build_supports, check_initial
 from fem.study.specs import TRANSLATIONS, Study, Targets
 
 
@@ -42,6 +43,7 @@ class Model:
     initial_velocity: np.ndarray
     elements: ElementForces | None = None
     reactions: Reactions | None = None
+    supports: Supports = field(default_factory=lambda: Supports([]))
 
     @property
     def size(self) -> int:
@@ -169,15 +171,16 @@ def build_model(study: Study, mesh: Mesh) -> Model:
     if study.rayleigh is not None:
         C = (C + study.rayleigh.mass * M + study.rayleigh.stiffness * K).tocsr()
         C.eliminate_zeros()
-    constraints = _constraints(study, mesh, dofmap)
+    constraints, supports = _constraints(study, mesh, dofmap)
     _check_singular(M, K, C, constraints, dofmap, mesh)
     loads = _loads(study, mesh, dofmap, M)
     u0, v0 = _initial(study, mesh, dofmap)
+    check_initial(study, mesh, dofmap, supports, target_nodes)
     _check_initial_on_imposed(study, mesh, dofmap, constraints)
     cells = [(spec, _block_cells(mesh, spec.targets, spec.where)) for spec in study.discrete]
     return Model(mesh, dofmap, M, K, C, constraints, loads, u0, v0,
                  element_forces(cells, mesh, dofmap),
-                 reactions(M, C, K, constraints.imposed, dofmap, mesh.node_names))
+                 reactions(M, C, K, constraints.imposed, dofmap, mesh.node_names), supports)
 
 
 def _block_cells(mesh: Mesh, targets: Targets, where: str) -> np.ndarray:
@@ -192,7 +195,7 @@ def _node_dofs(mesh, dofmap, targets, where, comp):
     return nodes, dofmap.dof(nodes, comp)
 
 
-def _constraints(study: Study, mesh: Mesh, dofmap: DofMap) -> Constraints:
+def _constraints(study: Study, mesh: Mesh, dofmap: DofMap) -> tuple[Constraints, Supports]:
     imposed = []
     for spec in study.imposed:
         nodes = target_nodes(mesh, spec.targets, spec.where)
@@ -203,6 +206,8 @@ def _constraints(study: Study, mesh: Mesh, dofmap: DofMap) -> Constraints:
             values.append(np.full(len(nodes), value))
             names += [f"node {mesh.node_names[i]} {comp}" for i in nodes]
         imposed.append((spec.where, np.concatenate(dofs), np.concatenate(values), fn, names))
+    supports, support_blocks = build_supports(study, mesh, dofmap, imposed, target_nodes)
+    assign_columns(supports, len(imposed))
     relations = []
     for spec in study.relations:
         dofs, coefs = [], []
@@ -212,7 +217,7 @@ def _constraints(study: Study, mesh: Mesh, dofmap: DofMap) -> Constraints:
             coefs.append(coef)
         fn = study.functions[spec.function] if spec.function else None
         relations.append((spec.where, np.array(dofs), np.array(coefs), spec.value, fn))
-    return build_constraints(dofmap.size, imposed, relations)
+    return build_constraints(dofmap.size, imposed + support_blocks, relations), supports
 
 
 def _check_singular(M, K, C, constraints: Constraints, dofmap: DofMap, mesh: Mesh):

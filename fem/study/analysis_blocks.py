@@ -7,8 +7,11 @@ import math
 
 from fem.errors import StudyError
 from fem import catalog
+from fem.study.random_blocks import check_random_check, random_block
 from fem.study.spectral_blocks import spectral_keys
-from fem.study.specs import ANALYSIS_KINDS, FIELDS, FORCE_FIELDS, AnalysisSpec, step_limit
+from fem.study.specs import (ABSOLUTE_FIELDS, ANALYSIS_KINDS, FIELDS, FORCE_FIELDS,
+                             RELATIVE_FIELDS, AnalysisSpec, step_limit)
+from fem.study.support_blocks import analysis_supports
 from fem.validate import Table, check_float_list
 
 
@@ -40,7 +43,8 @@ def _steps(t: Table):
     return out
 
 
-def _analysis(t: Table, i, loads, links, functions, base=None, spectra=None) -> AnalysisSpec:
+def _analysis(t: Table, i, loads, links, functions, base=None, spectra=None,
+              supports=()) -> AnalysisSpec:
     kind = t.str("kind", choices=ANALYSIS_KINDS)
     name = t.str("name", f"{kind}{i + 1}")
     p: dict = {}
@@ -54,12 +58,14 @@ def _analysis(t: Table, i, loads, links, functions, base=None, spectra=None) -> 
             p["count"] = 10
         p["method"] = t.str("method", "auto", choices=("auto", "dense", "sparse"))
     elif kind == "transient":
-        _transient(t, p, loads, links, base)
+        _transient(t, p, loads, links, base, supports)
     elif kind == "static":
         p["loads"] = _loads_subset(t, loads)
         p["time"] = t.float("time", None)
     elif kind == "spectral":
         spectral_keys(t, p, spectra or {})
+    elif kind == "random":
+        random_block(t, p, loads, functions)
     else:
         _harmonic(t, p, loads)
     t.done()
@@ -106,7 +112,7 @@ def _fits_in_memory(t: Table, key: str, count: float):
                            f"longer step or split the analysis in time")
 
 
-def _transient(t: Table, p: dict, loads, links, base=None):
+def _transient(t: Table, p: dict, loads, links, base=None, supports=()):
     basis = t.str("basis", "physical", choices=catalog.BASES)
     p["basis"] = basis
     schemes = catalog.schemes(basis)
@@ -162,16 +168,25 @@ def _transient(t: Table, p: dict, loads, links, base=None):
         if n not in known:
             raise t.error("links", f"unknown link '{n}' (defined links: {', '.join(known) or 'none'})")
     p["links"] = link_names
+    analysis_supports(t, p, supports)
     p["archive"] = _archive(t.table("archive", None))
     for x in p["archive"].get("times", ()):
         if not _within(x, p["start"], p["end"]):
             raise StudyError(f"{t.key('archive')}.times: {x:g} s is outside the analysis "
                              f"[{p['start']:g}, {p['end']:g}] s")
-    known = FIELDS + FORCE_FIELDS
+    known = FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS + (RELATIVE_FIELDS if p["supports"] else ())
     explicit = t.has("fields")
-    fields = t.str_list("fields", list(known))
+    # by default the absolute acceleration is archived when a base acceleration moves the
+    # support (the other fields are then relative to it) and the acceleration is archived
+    ground = any(ld.kind == "base_acceleration" and ld.name in p["loads"] for ld in loads)
+    fields = t.str_list("fields", list(FIELDS + (ABSOLUTE_FIELDS if ground else ())
+                                       + FORCE_FIELDS
+                                       + (RELATIVE_FIELDS if p["supports"] else ())))
     for f in fields:
         if f not in known:
+            if f in RELATIVE_FIELDS:
+                raise t.error("fields", f"'{f}' needs supports: the analysis drives no "
+                                        f"[[support]]")
             raise t.error("fields", f"unknown field '{f}' (expected: {', '.join(known)})")
     p["fields"] = [f for f in known if f in fields]
     p["events"] = t.str("events", row.events, choices=row.event_modes)
@@ -295,7 +310,7 @@ def _check_function_domains(analyses, loads, imposed, relations, functions):
 
 
 def _checks(raw, analyses):
-    from postpro.checks import MODAL_QUANTITIES, parse_checks
+    from postpro.checks import MODAL_QUANTITIES, RANDOM_QUANTITIES, parse_checks
     from postpro.errors import CheckSpecError
 
     if isinstance(raw, dict):
@@ -321,6 +336,7 @@ def _checks(raw, analyses):
         else:
             a = by_name[s.analysis]
         kinds = ("modes", "complex_modes") if s.quantity in MODAL_QUANTITIES else \
+            ("random",) if s.quantity in RANDOM_QUANTITIES else \
             ("transient", "static", "spectral") if s.quantity in ("displacement",) + FORCE_FIELDS \
             else \
             ("transient",)
@@ -328,12 +344,15 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].quantity: '{s.quantity}' needs a "
                              f"{' or '.join(kinds)} analysis, but '{a.name}' is of kind "
                              f"'{a.kind}'")
+        if a.kind == "random":
+            check_random_check(s, a, f"check[{i + 1}]")
         count = a.params.get("count") if a.kind in ("modes", "complex_modes") else None
         if s.mode is not None and count is not None and s.mode > count:
             raise StudyError(f"check[{i + 1}].mode: mode {s.mode}, but analysis '{a.name}' "
                              f"computes at most {count} modes")
-        if a.kind == "transient" and s.quantity in FIELDS + FORCE_FIELDS and \
-                s.quantity not in a.params.get("fields", FIELDS):
+        if a.kind == "transient" and s.quantity in FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS \
+                + RELATIVE_FIELDS \
+                and s.quantity not in a.params.get("fields", FIELDS):
             raise StudyError(f"check[{i + 1}].quantity: analysis '{a.name}' does not archive "
                              f"'{s.quantity}' (fields = {a.params['fields']}); add it to its "
                              f"fields")
@@ -341,7 +360,7 @@ def _checks(raw, analyses):
             raise StudyError(f"check[{i + 1}].{'time' if s.time is not None else 'interpolate'}"
                              f": analysis '{a.name}' is {a.kind}: its checks take no time")
         if a.kind == "transient" and s.time is None and \
-                s.quantity in FIELDS + FORCE_FIELDS:
+                s.quantity in FIELDS + ABSOLUTE_FIELDS + FORCE_FIELDS + RELATIVE_FIELDS:
             raise StudyError(f"check[{i + 1}]: missing key 'time' (quantity '{s.quantity}' of "
                              f"a transient analysis needs node or element, component and time)")
         if s.time is not None and a.kind == "transient" and not _within(s.time, a.params["start"],

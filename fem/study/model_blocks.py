@@ -9,6 +9,7 @@ from fem.errors import StudyError
 from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
                              RayleighSpec, RelationSpec, Targets)
+from fem.study.support_blocks import link_support
 from fem.validate import Table, check_float, check_float_list
 
 
@@ -211,8 +212,6 @@ def _load(t: Table, i, components, functions) -> LoadSpec:
     else:
         g = t.float("value", 1.0)
         direction = _direction(t, "direction")
-        if function is None:
-            raise t.error("function", "a base acceleration needs a function of time (m/s^2)")
     t.done()
     return LoadSpec(t.where, name, kind, targets, values, g, direction, function)
 
@@ -236,7 +235,7 @@ def _initial(t: Table, components) -> InitialSpec:
     return InitialSpec(t.where, targets, fields["displacement"], fields["velocity"])
 
 
-def _link(t: Table, i, components) -> LinkSpec:
+def _link(t: Table, i, components, supports=()) -> LinkSpec:
     kind = t.str("kind", choices=LINK_KINDS)
     name = t.str("name", f"link{i + 1}")
     nodes = tuple(t.str_list("nodes"))
@@ -277,6 +276,7 @@ def _link(t: Table, i, components) -> LinkSpec:
         p["grazing_velocity"] = t.float("grazing_velocity", 1e-6, min=0.0)
         p["bond"] = t.str("bond", "unilateral", choices=("unilateral", "until_tension"))
         p["gap"] = t.float("gap", 0.0, min=0.0)
+    p["support"] = link_support(t, nodes, supports)
     t.done()
     return LinkSpec(t.where, name, kind, nodes, p)
 

@@ -11,7 +11,9 @@ from fem.study.analysis_blocks import (_analysis, _check_function_domains, _chec
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
                                     _mesh, _rayleigh, _relation)
 from fem.study.spectral_blocks import spectra as design_spectra
+from fem.study.random_blocks import check_base_acceleration_functions
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
+from fem.study.support_blocks import check_support_domains, support, unique_names
 from fem.validate import Table
 
 
@@ -92,14 +94,19 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     loads = tuple(_load(t, i, components, functions) for i, t in enumerate(root.tables("load")))
     _unique([ld.name for ld in loads], "load", "name")
     initial = tuple(_initial(t, components) for t in root.tables("initial"))
-    links = tuple(_link(t, i, components) for i, t in enumerate(root.tables("link")))
+    supports = tuple(support(t, i, components, functions)
+                     for i, t in enumerate(root.tables("support")))
+    unique_names(supports)
+    links = tuple(_link(t, i, components, supports) for i, t in enumerate(root.tables("link")))
     _unique([lk.name for lk in links], "link", "name")
     spectra = design_spectra(root.table("spectra", None))
-    analyses = tuple(_analysis(t, i, loads, links, functions, base, spectra)
+    analyses = tuple(_analysis(t, i, loads, links, functions, base, spectra, supports)
                      for i, t in enumerate(root.tables("analysis")))
     _unique([a.name for a in analyses], "analysis", "name")
     _cross_check_analyses(analyses)
     _check_function_domains(analyses, loads, imposed, relations, functions)
+    check_base_acceleration_functions(analyses, loads)
+    check_support_domains(analyses, supports, functions)
     checks = _checks(root.raw("check", []), analyses)
     out_t = root.table("output", None)
     output = Path(f"{path.stem}.h5")
@@ -112,7 +119,7 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
                  discrete=discrete, imposed=tuple(imposed), relations=tuple(relations),
                  functions=functions, loads=loads, initial=initial, links=links,
                  analyses=analyses, checks=tuple(checks), output=output, rayleigh=rayleigh,
-                 spectra=spectra)
+                 spectra=spectra, supports=supports)
 
 
 def _unique(names, block, key):

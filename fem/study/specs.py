@@ -14,8 +14,15 @@ FIELDS = ("displacement", "velocity", "acceleration")
 #: what a transient analysis may archive besides the nodal fields: the internal force of each
 #: discrete element and the reactions at the imposed dofs
 FORCE_FIELDS = ("element_force", "reaction")
+#: what a transient analysis may archive besides: the acceleration in an inertial frame, the
+#: relative acceleration plus the ground's (the base acceleration loads of the analysis)
+ABSOLUTE_FIELDS = ("absolute_acceleration",)
+#: the motion relative to the supports' pseudo-static motion, u - Psi u_b (analyses that
+#: drive ``[[support]]`` blocks)
+RELATIVE_FIELDS = ("relative_displacement", "relative_velocity", "relative_acceleration")
 
-ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral")
+ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral",
+                  "random")
 LINK_KINDS = ("shock", "impact")
 #: most time steps one transient analysis may take by default (its time grid is held in
 #: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run
@@ -87,6 +94,22 @@ class LoadSpec:
 
 
 @dataclass(frozen=True)
+class SupportSpec:
+    """A group of support dofs moving with a record: ``functions`` maps each driven component
+    to the name of its function, an acceleration (m/s^2) or a displacement (m) record
+    (``record``) times ``scale``; ``velocity`` and ``displacement``: the state of the support
+    at the first time of an acceleration record."""
+    where: str
+    name: str
+    targets: Targets
+    record: str                     # acceleration | displacement
+    functions: dict[str, str]
+    scale: float = 1.0
+    velocity: dict[str, float] = field(default_factory=dict)
+    displacement: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class InitialSpec:
     where: str
     targets: Targets
@@ -152,6 +175,7 @@ class Study:
     output: Path
     rayleigh: RayleighSpec | None = None
     spectra: dict = field(default_factory=dict)   # name -> fem.functions.spectrum.DesignSpectrum
+    supports: tuple[SupportSpec, ...] = ()
 
     @property
     def base_dir(self) -> Path:

@@ -68,8 +68,8 @@ def resolve_columns(results, analysis, args):
     forces = [f for f in args.field if f in FORCES]
     if getattr(args, "element", None) and "element_force" not in forces:
         raise PostproError("--element: give --field element_force with it")
-    if forces and analysis.kind not in ("transient", "harmonic"):
-        raise PostproError(f"{', '.join(forces)}: archived by transient and harmonic "
+    if forces and analysis.kind not in ("transient", "harmonic", "random"):
+        raise PostproError(f"{', '.join(forces)}: archived by transient, harmonic and random "
                            f"analyses only")
     nodal = [f for f in args.field if f not in FORCES]
     fields = resolve_fields(analysis, nodal) if nodal or not forces else []
@@ -155,7 +155,8 @@ def pick_analyses(results: Results, names, kinds: tuple[str, ...], allow_incompl
         fitting = [name for name in results.analyses
                    if results.analysis(name, allow_incomplete=True).kind in kinds]
         if len(fitting) != 1:
-            which = " or ".join(kinds)
+            which = " or ".join(kinds) if len(kinds) < 3 else \
+                f"{', '.join(kinds[:-1])} or {kinds[-1]}"
             if not fitting:
                 raise PostproError(f"'{results.path}' holds no {which} analysis (analyses: "
                                    f"{', '.join(results.analyses) or 'none'})")
@@ -240,9 +241,10 @@ def resolve_dofs(results: Results, nodes, components) -> list[tuple[str, str]]:
 def resolve_fields(analysis, fields) -> list[str]:
     """Fields asked for (default displacement), each checked against what was archived."""
     fields = list(fields) or ["displacement"]
+    known = layout.RANDOM_FIELDS if analysis.kind == "random" else layout.NODAL_FIELDS
     for field in fields:
-        if field not in layout.FIELDS:
-            raise PostproError(f"unknown field '{field}' (known: {', '.join(layout.FIELDS)})")
+        if field not in known:
+            raise PostproError(f"unknown field '{field}' (known: {', '.join(known)})")
         if field not in analysis.fields:
             raise PostproError(f"analysis '{analysis.name}' did not archive '{field}' "
                                f"(archived: {', '.join(analysis.fields) or 'none'})")

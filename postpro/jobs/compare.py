@@ -16,7 +16,8 @@ import postpro
 from postpro import layout
 from postpro.errors import PostproError
 from postpro.jobs import common
-from postpro.results import BLOCK_ROWS, HarmonicAnalysis, ModalAnalysis, TransientAnalysis
+from postpro.results import (BLOCK_ROWS, HarmonicAnalysis, ModalAnalysis, RandomAnalysis,
+                             TransientAnalysis)
 
 MODAL_ARRAYS = ("frequency", "damped_frequency", "damping_ratio", "generalized_mass",
                 "generalized_stiffness", "effective_mass")
@@ -126,7 +127,7 @@ def compare(first, second, names=(), allow_incomplete: bool = False) -> list[Dif
                                    f"kinds differ: '{a.kind}' in A, '{b.kind}' in B"))
         elif isinstance(a, ModalAnalysis):
             rows += _modal(a, b)
-        elif isinstance(a, (TransientAnalysis, HarmonicAnalysis)):
+        elif isinstance(a, (TransientAnalysis, HarmonicAnalysis, RandomAnalysis)):
             rows += _sampled(first, second, a, b)
     if not explicit:
         rows += [Difference(name, "-", 0, 0, math.nan, math.nan, "", "only in A")
@@ -169,9 +170,10 @@ def _same_axis(x: np.ndarray, y: np.ndarray) -> bool:
 
 
 def _sampled(first, second, a, b) -> list[Difference]:
-    axis_a = a.frequency if isinstance(a, HarmonicAnalysis) else a.time
-    axis_b = b.frequency if isinstance(b, HarmonicAnalysis) else b.time
-    unit = "Hz" if isinstance(a, HarmonicAnalysis) else "s"
+    spectral = isinstance(a, (HarmonicAnalysis, RandomAnalysis))
+    axis_a = a.frequency if spectral else a.time
+    axis_b = b.frequency if spectral else b.time
+    unit = "Hz" if spectral else "s"
     rows = []
     same = _same_axis(axis_a, axis_b)
     if same:
@@ -191,7 +193,7 @@ def _sampled(first, second, a, b) -> list[Difference]:
     if not pairs:
         return [Difference(a.name, "-", 0, 0, math.nan, math.nan, "",
                            "no node and component in common")]
-    for field in layout.FIELDS:
+    for field in layout.NODAL_FIELDS:
         if field not in a.fields or field not in b.fields:
             continue
         rows.append(_field_difference(a, b, field, pairs, axis_a, axis_b, i0, i1, same, note,

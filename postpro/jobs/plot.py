@@ -18,7 +18,7 @@ from postpro.errors import PostproError
 from postpro.jobs import common
 from postpro.results import BLOCK_ROWS
 
-KINDS = ("time", "phase", "frf", "modes", "link")
+KINDS = ("time", "phase", "frf", "psd", "modes", "link")
 SUFFIXES = (".png", ".svg", ".pdf")
 DEFAULT_SIZE = (1000, 600)
 DEFAULT_DPI = 100
@@ -40,6 +40,7 @@ def add_parser(subparsers):
     p.add_argument("--kind", "-k", choices=KINDS, default="time",
                    help="time: fields over time (default); phase: velocity against "
                         "displacement; frf: amplitude and phase of a harmonic analysis; "
+                        "psd: response PSDs of a random analysis, log-log; "
                         "modes: mode shapes along a line model; link: normal force against "
                         "penetration")
     p.add_argument("--link", "-l", metavar="L", help="link of --kind link (default: the only one)")
@@ -302,6 +303,42 @@ def _frf(results, args, size):
     return figure
 
 
+def _psd(results, args, size):
+    """Response PSDs of random analyses on log-log axes, one panel per quantity, each curve
+    labelled with its RMS."""
+    from postpro import layout
+
+    analyses = common.pick_analyses(results, args.analysis, ("random",),
+                                    args.allow_incomplete, several=True)
+    fields, dofs, named = common.resolve_columns(results, analyses[0], args)
+    panels = [(field, dofs) for field in fields]
+    for quantity in dict.fromkeys(q for q, _, _ in named):
+        panels.append((quantity, [(n, c) for q, n, c in named if q == quantity]))
+    figure, axes = _figure(results, size, args.dpi, rows=len(panels),
+                           kind="power spectral density")
+    several = len(analyses) > 1
+    for ax, (quantity, columns) in zip(axes, panels):
+        base = "acceleration" if quantity == "absolute_acceleration" else quantity
+        unit = _unit(base, columns)
+        for analysis in analyses:
+            for name, component in columns:
+                read = {"element_force": analysis.element_force,
+                        "reaction": analysis.reaction}.get(quantity)
+                f, values = (read(name, component, args.start, args.end) if read else
+                             analysis.series(quantity, name, component, args.start, args.end))
+                rms = analysis.rms(quantity, name, component)
+                shown = (values > 0) & (f > 0)
+                ax.plot(f[shown], values[shown], lw=1, label=_label(
+                    analysis, several, f"{name} {component}, RMS {rms:.4g} {unit}"))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylabel(f"{quantity.replace('_', ' ')} PSD [{layout.psd_unit(unit)}]")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
+    axes[-1].set_xlabel("frequency [Hz]")
+    return figure
+
+
 def line_positions(coordinates: np.ndarray) -> tuple[np.ndarray, str]:
     """Position of each node along a straight line model, and the name of that line.
 
@@ -433,4 +470,5 @@ def _link(results, args, size):
     return figure
 
 
-_DRAW = {"time": _time, "phase": _phase, "frf": _frf, "modes": _modes, "link": _link}
+_DRAW = {"time": _time, "phase": _phase, "frf": _frf, "psd": _psd, "modes": _modes,
+         "link": _link}

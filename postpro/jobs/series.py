@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from postpro.jobs import common
-from postpro.results import BLOCK_ROWS, HarmonicAnalysis
+from postpro import layout
+from postpro.results import BLOCK_ROWS, HarmonicAnalysis, RandomAnalysis
 
 FORCES = common.FORCES
 
@@ -35,7 +36,8 @@ def add_parser(subparsers):
 
 def run(args) -> int:
     with common.open_results(args) as results:
-        (analysis,) = common.pick_analyses(results, args.analysis, ("transient", "harmonic"),
+        (analysis,) = common.pick_analyses(results, args.analysis,
+                                           ("transient", "harmonic", "random"),
                                            args.allow_incomplete)
         fields, dofs, named = common.resolve_columns(results, analysis, args)
         with common.text_output(args.output) as stream:
@@ -46,6 +48,12 @@ def run(args) -> int:
 
 def headers(analysis, fields, dofs) -> list[str]:
     """Column titles with units: ``time [s]``, ``N3 DX displacement [m]``, ..."""
+    if isinstance(analysis, RandomAnalysis):
+        base = {"absolute_acceleration": "acceleration"}
+        return ["frequency [Hz]"] + [
+            f"{node} {component} {field} PSD "
+            f"[{layout.psd_unit(common.unit(base.get(field, field), [component]))}]"
+            for field in fields for node, component in dofs]
     if isinstance(analysis, HarmonicAnalysis):
         titles = ["frequency [Hz]"]
         for field in fields:
@@ -65,7 +73,7 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
     Parameters
     ----------
     stream : text stream
-    analysis : TransientAnalysis or HarmonicAnalysis
+    analysis : TransientAnalysis, HarmonicAnalysis or RandomAnalysis
     fields : list of str
     dofs : list of (node, component)
     start, end : float or None
@@ -90,6 +98,9 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
     titles = headers(analysis, fields, dofs)
     for quantity, name, component in named:
         unit = "N.m" if component.startswith("M") else "N"
+        if isinstance(analysis, RandomAnalysis):
+            titles.append(f"{name} {component} {quantity} PSD [{layout.psd_unit(unit)}]")
+            continue
         titles += ([f"{name} {component} {quantity} amplitude [{unit}]",
                     f"{name} {component} {quantity} phase [deg]"] if harmonic else
                    [f"{name} {component} {quantity} [{unit}]"])
