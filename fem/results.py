@@ -17,6 +17,8 @@ from postpro import layout
 
 _STR = h5py.string_dtype()
 _CHUNK_BYTES = 1 << 20
+#: chunk cache of each dataset (bytes): a row of chunks (<= 4 _CHUNK_BYTES) and some slack
+_CACHE_BYTES = 6 * _CHUNK_BYTES
 
 
 def _chunk_shape(width: int) -> tuple[int, int]:
@@ -66,7 +68,10 @@ class ResultsWriter:
         # The low bound v108 keeps the superblock below version 3: a version 3 superblock
         # carries a "file open for write" flag that HDF5 clears only on a clean close, so the
         # file of a killed run could not be opened again, even read-only.
-        options = dict(libver=("v108", "latest"), rdcc_nbytes=64 << 20)
+        # The chunk cache of each dataset holds a row of its chunks (at most 4 MiB, see
+        # _chunk_shape) while the rows are appended, and no more: a long run's memory does
+        # not grow with its archive.
+        options = dict(libver=("v108", "latest"), rdcc_nbytes=_CACHE_BYTES, rdcc_w0=1.0)
         if path is None:
             # in memory only (HDF5's core driver without a backing file): the results of a
             # run from the Python API that asked for no file

@@ -13,6 +13,7 @@ at every round-off and make a run's cost grow with the absolute time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,6 +33,71 @@ class TimeGrid:
     @property
     def steps(self) -> int:
         return len(self.times) - 1
+
+    @property
+    def start(self) -> float:
+        return float(self.times[0])
+
+    @property
+    def end(self) -> float:
+        return float(self.times[-1])
+
+    def window(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The instants i0 ... i1 (s) and whether each is archived (copies)."""
+        return self.times[i0:i1 + 1].copy(), self.archive[i0:i1 + 1].copy()
+
+
+class RegularGrid(TimeGrid):
+    """A grid of uniform pieces archived every N-th instant, computed a window at a time:
+    a run of 1e7 steps does not hold 1e7 instants. ``times`` and ``archive`` give the whole
+    arrays when asked (built once); ``window`` gives the same values bit for bit
+    (t0 + dt * j, as ``build_grid`` computes them)."""
+
+    def __init__(self, pieces: list, end: float, every: int, segments: list):
+        self.pieces = [(float(t0), int(count), float(dt)) for t0, count, dt in pieces]
+        self.first = np.cumsum([0] + [count for _, count, _ in self.pieces]).tolist()
+        self._end = float(end)
+        self.every = int(every)
+        self.segments = segments
+
+    @property
+    def steps(self) -> int:
+        return self.first[-1]
+
+    @property
+    def start(self) -> float:
+        return self.pieces[0][0] if self.pieces else self._end
+
+    @property
+    def end(self) -> float:
+        return self._end
+
+    @cached_property
+    def times(self) -> np.ndarray:
+        return self._compute(0, self.steps)[0]
+
+    @cached_property
+    def archive(self) -> np.ndarray:
+        return self._compute(0, self.steps)[1]
+
+    def window(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        if "times" in self.__dict__ or "archive" in self.__dict__:
+            # materialized (and possibly edited): the arrays are the truth
+            return TimeGrid.window(self, i0, i1)
+        return self._compute(i0, i1)
+
+    def _compute(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        parts = []
+        for (t0, count, dt), first in zip(self.pieces, self.first):
+            lo, hi = max(i0, first), min(i1 + 1, first + count)
+            if lo < hi:
+                parts.append(t0 + dt * np.arange(lo - first, hi - first))
+        if i1 >= self.steps:
+            parts.append(np.array([self._end], float))
+        times = np.concatenate(parts) if parts else np.zeros(0)
+        index = np.arange(i0, i0 + len(times))
+        archive = (index % self.every == 0) | (index == self.steps)
+        return times, archive
 
 
 def round_off(t) -> np.ndarray | float:
@@ -63,34 +129,30 @@ def build_grid(start: float, end: float, *, step: float | None = None, steps=Non
             t0 = until
     else:
         pieces = _uniform(start, end, step)
-    times = np.concatenate([t0 + dt * np.arange(count) for t0, count, dt in pieces]
-                           + [np.array([end], float)])
     first = np.cumsum([0] + [count for _, count, _ in pieces]).tolist()
     segments = [(i0, i1, float(dt)) for i0, i1, (_, _, dt) in zip(first, first[1:], pieces)]
     archive = archive or {"every": 1}
-    if "times" in archive:
-        wanted = np.asarray(archive["times"], float)
-        bad = (wanted < start - 1e-12 * max(1, abs(start))) | (wanted > end + 1e-12 * max(1, abs(end)))
-        if bad.any():
-            raise StudyError(f"{where}.archive.times: {wanted[bad][0]:g} s is outside the analysis "
-                             f"[{start:g}, {end:g}] s")
-        idx = np.clip(np.searchsorted(times, wanted), 1, len(times) - 1)
-        near = np.where(np.abs(times[idx - 1] - wanted) <= np.abs(times[idx] - wanted), idx - 1, idx)
-        local = np.diff(times).max() if len(times) > 1 else 1.0
-        # on the grid: within 1e-9 of a step of an instant, or within round-off of it
-        gap = np.abs(times[near] - wanted)
-        on_grid = ((gap <= 1e-9 * local) | (gap <= round_off(wanted))
-                   | (wanted < times[0]) | (wanted > times[-1]))
-        times[near[on_grid]] = wanted[on_grid]
-        inserted = np.unique(wanted[~on_grid])
-        if len(inserted):
-            times, segments = _insert(times, segments, inserted)
-        mask = np.isin(times, wanted)
-    else:
-        every = archive["every"]
-        mask = np.zeros(len(times), bool)
-        mask[::every] = True
-        mask[-1] = True
+    if "times" not in archive:
+        return RegularGrid(pieces, end, archive["every"], segments)
+    times = np.concatenate([t0 + dt * np.arange(count) for t0, count, dt in pieces]
+                           + [np.array([end], float)])
+    wanted = np.asarray(archive["times"], float)
+    bad = (wanted < start - 1e-12 * max(1, abs(start))) | (wanted > end + 1e-12 * max(1, abs(end)))
+    if bad.any():
+        raise StudyError(f"{where}.archive.times: {wanted[bad][0]:g} s is outside the analysis "
+                         f"[{start:g}, {end:g}] s")
+    idx = np.clip(np.searchsorted(times, wanted), 1, len(times) - 1)
+    near = np.where(np.abs(times[idx - 1] - wanted) <= np.abs(times[idx] - wanted), idx - 1, idx)
+    local = np.diff(times).max() if len(times) > 1 else 1.0
+    # on the grid: within 1e-9 of a step of an instant, or within round-off of it
+    gap = np.abs(times[near] - wanted)
+    on_grid = ((gap <= 1e-9 * local) | (gap <= round_off(wanted))
+               | (wanted < times[0]) | (wanted > times[-1]))
+    times[near[on_grid]] = wanted[on_grid]
+    inserted = np.unique(wanted[~on_grid])
+    if len(inserted):
+        times, segments = _insert(times, segments, inserted)
+    mask = np.isin(times, wanted)
     return TimeGrid(times, mask, segments)
 
 

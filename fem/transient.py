@@ -45,19 +45,18 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
     step counts even when the run fails. Raises SolverError on a numerical failure."""
     result = result if result is not None else Result()
     dyn = scheme.dyn
-    times = grid.times
     load = _exact_load(dyn)
-    w0 = load(times[0])
-    scheme.t_final = float(times[-1])
+    w0 = load(grid.start)
+    scheme.t_final = grid.end
     shortest = min((dt for _, _, dt in grid.segments), default=1.0)
-    scheme.zeno = ZenoGuard(float(times[-1] - times[0]), shortest)
+    scheme.zeno = ZenoGuard(grid.end - grid.start, shortest)
     scheme.check_resolution(shortest)
-    result.events += scheme.start(float(times[0]), np.array(x0, float), np.array(v0, float), w0,
+    result.events += scheme.start(grid.start, np.array(x0, float), np.array(v0, float), w0,
                                   acceleration)
     n, nc = scheme.n, scheme.P.shape[0]
     width = max(1, 3 * n + nc * NA + len(ENERGY_TERMS))
     chunk_steps = int(max(16, min(MAX_CHUNK_STEPS, CHUNK_VALUES // width)))
-    if grid.archive[0]:
+    if grid.window(0, 0)[1][0]:
         out = make_outputs(1, n, nc, NA)
         scheme.archive_now(out, 0)
         sink.append(out, 1)
@@ -65,12 +64,12 @@ def integrate(scheme, grid, *, x0, v0, acceleration: str = "equilibrium", sink,
         for i0, i1, dt in grid.segments:
             for c0 in range(i0, i1, chunk_steps):
                 c1 = min(c0 + chunk_steps, i1)
-                knots = times[c0:c1 + 1]
+                knots, archive = grid.window(c0, c1)
                 with np.errstate(all="ignore"):
                     W = np.ascontiguousarray(dyn.load_values(knots), np.float64)
                 if not np.isfinite(W).all():
                     raise SolverError(_not_finite(scheme.label, dyn, knots, W))
-                archive = np.ascontiguousarray(grid.archive[c0:c1 + 1], np.bool_).copy()
+                archive = np.ascontiguousarray(archive, np.bool_)
                 archive[0] = False
                 _run_chunk(scheme, Chunk(knots, W, archive, dt, load), sink, result)
                 if progress is not None:

@@ -265,6 +265,49 @@ def test_displacement_expressions_exact_scheme():
             1e-8 * np.max(np.abs(u))
 
 
+def test_acceleration_records_equal_their_doubly_integrated_displacements():
+    """Supports driven by acceleration records move the model exactly as supports driven by
+    the displacements those records integrate to. Triangular pulses: a_A rises at 50 m/s^3
+    from 0 to 5 m/s^2 at 0.1 s and back to 0 at 0.2 s, a_B to -3 m/s^2 at 0.15 s between
+    0.05 and 0.25 s; their double integrals are sums of (t - t_i)+^3 / 6. The runs against
+    solve_ivp of the absolute equations (the exact scheme to 1e-8; Newmark and central
+    differences to their accuracy), and against each other on two schemes."""
+    acc = chain()
+    acc["functions"] = {
+        "aa": {"table": [[0.0, 0.0], [0.1, 5.0], [0.2, 0.0]], "right": "constant"},
+        "ab": {"table": [[0.0, 0.0], [0.05, 0.0], [0.15, -3.0], [0.25, 0.0]],
+               "right": "constant"},
+        "ua": {"expression": "50/6*(max(t,0)**3 - 2*max(t-0.1,0)**3 + max(t-0.2,0)**3)"},
+        "ub": {"expression": "-30/6*(max(t-0.05,0)**3 - 2*max(t-0.15,0)**3"
+                             " + max(t-0.25,0)**3)"}}
+    disp = copy.deepcopy(acc)
+    acc["support"] = [{"name": "left", "nodes": ["A"], "acceleration": {"DX": "aa"}},
+                      {"name": "right", "nodes": ["B"], "acceleration": {"DX": "ab"}}]
+    disp["support"] = [{"name": "left", "nodes": ["A"], "displacement": {"DX": "ua"}},
+                       {"name": "right", "nodes": ["B"], "displacement": {"DX": "ub"}}]
+    analyses = [{"name": "nm", "kind": "transient", "step": 5e-4, "end": 0.4,
+                 "archive": {"every": 20}},
+                {"name": "cd", "kind": "transient", "scheme": "central_difference",
+                 "step": 2e-4, "end": 0.4, "archive": {"every": 50}}]
+    exact = {"name": "exact", "kind": "transient", "scheme": "exact", "step": 0.01, "end": 0.4}
+    a, d = run(acc, analyses + [exact]), run(disp, analyses)
+    t = a.analysis("exact").time
+    u, _, _ = absolute_reference(t, [table_fn([[0.0, 0.0], [0.1, 5.0], [0.2, 0.0],
+                                               [1.0, 0.0]]),
+                                     table_fn([[0.0, 0.0], [0.05, 0.0], [0.15, -3.0],
+                                               [0.25, 0.0], [1.0, 0.0]])])
+    scale = np.max(np.abs(u))
+    _, x = fields(a, "exact", "displacement")
+    assert np.max(np.abs(x - u)) <= 1e-8 * scale
+    for name in ("nm", "cd"):
+        _, x = fields(d, name, "displacement")
+        assert np.max(np.abs(x - u)) <= 2e-3 * scale, name
+        for field in ("displacement", "velocity", "relative_displacement"):
+            _, ya = fields(a, name, field)
+            _, yd = fields(d, name, field)
+            assert np.max(np.abs(ya - yd)) <= 1e-8 * np.max(np.abs(yd)), (name, field)
+
+
 def test_neglected_damping_coupling():
     """support_damping = "neglected" drops -(C_ff Psi + C_fb) u_b' from the relative
     equations: against solve_ivp of those equations (mass-proportional damping added, so the

@@ -199,3 +199,35 @@ def test_newmark_far_from_zero_matches_the_run_from_zero(run_toml, monkeypatch):
     assert np.abs(y0[1]).max() > 1e-4                   # the chain moves
     for a, b in zip(y0, y1):
         assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a))
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(start=0.0, end=1.0, step=0.3, archive={"every": 2}),
+    dict(start=1000.0, end=1010.0, step=STEP, archive={"every": 1000}),
+    dict(start=60.0, end=63.0, steps=[(60.5, 5_000), (61.0, 1_000), (63.0, 20_000)],
+         archive={"every": 7}),
+])
+def test_regular_grid_windows_are_the_instants_bit_for_bit(kwargs):
+    """A grid archived every N-th instant is computed a window at a time (a long run does
+    not hold every instant); each window must be the instants t0 + j dt of its piece, the
+    end point exact, and the archive mask every N-th instant and the last one."""
+    grid = build_grid(kwargs.pop("start"), kwargs.pop("end"), **kwargs)
+    every = kwargs["archive"]["every"]
+    n = grid.steps
+    rng = np.random.default_rng(0)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 12)]))
+    pieces = [grid.window(int(a), int(b) - 1 if b < n else n)
+              for a, b in zip(cuts[:-1], cuts[1:])]
+    times = np.concatenate([p[0] for p in pieces])
+    archive = np.concatenate([p[1] for p in pieces])
+    assert "times" not in vars(grid)                    # nothing materialized
+    assert len(times) == n + 1 and times[-1] == grid.end
+    assert np.all(np.diff(times) > 0)
+    for i0, i1, dt in grid.segments:
+        j = np.arange(i1 - i0)
+        assert np.array_equal(times[i0:i1], times[i0] + dt * j)
+    mask = np.zeros(n + 1, bool)
+    mask[::every] = True
+    mask[-1] = True
+    assert np.array_equal(archive, mask)
+    assert np.array_equal(times, grid.times) and np.array_equal(archive, grid.archive)
