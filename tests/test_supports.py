@@ -290,15 +290,19 @@ def test_acceleration_records_equal_their_doubly_integrated_displacements():
                 {"name": "cd", "kind": "transient", "scheme": "central_difference",
                  "step": 2e-4, "end": 0.4, "archive": {"every": 50}}]
     exact = {"name": "exact", "kind": "transient", "scheme": "exact", "step": 0.01, "end": 0.4}
-    a, d = run(acc, analyses + [exact]), run(disp, analyses)
+    # the displacements' second derivatives vanish after the pulses, to round-off: the exact
+    # scheme must not chase that round-off with ever shorter steps
+    a, d = run(acc, analyses + [exact]), run(disp, analyses + [exact])
     t = a.analysis("exact").time
     u, _, _ = absolute_reference(t, [table_fn([[0.0, 0.0], [0.1, 5.0], [0.2, 0.0],
                                                [1.0, 0.0]]),
                                      table_fn([[0.0, 0.0], [0.05, 0.0], [0.15, -3.0],
                                                [0.25, 0.0], [1.0, 0.0]])])
     scale = np.max(np.abs(u))
-    _, x = fields(a, "exact", "displacement")
-    assert np.max(np.abs(x - u)) <= 1e-8 * scale
+    for res in (a, d):
+        _, x = fields(res, "exact", "displacement")
+        assert np.max(np.abs(x - u)) <= 1e-8 * scale
+        assert res.analysis("exact").steps < 200
     for name in ("nm", "cd"):
         _, x = fields(d, name, "displacement")
         assert np.max(np.abs(x - u)) <= 2e-3 * scale, name

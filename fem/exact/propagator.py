@@ -105,11 +105,16 @@ class Propagator:
         return s ** self._j / self._factorials
 
 
-def polynomial_coefficients(values_at, t0: float, h: float, degree: int):
+def polynomial_coefficients(values_at, t0: float, h: float, degree: int, sizes=None):
     """Taylor-like coefficients c_j (degree + 1, nb) of the polynomial interpolating the
     forcing on [t0, t0 + h] at Chebyshev points, and the largest interpolation error seen at
-    the midpoints between them, relative to the size of each column on the step (an estimate
-    of how well the step represents the forcing).
+    the midpoints between them, relative to the size of each column (an estimate of how well
+    the step represents the forcing).
+
+    The size of a column is its largest value on the step, or ``sizes`` (nb,) when larger:
+    the caller's measure of that column over the run, so that a column that vanishes on the
+    step (a support's acceleration after a pulse, evaluated to round-off) is not asked for a
+    relative accuracy its round-off cannot give.
 
     ``values_at(t)`` returns (len(t), nb) forcing values.
     """
@@ -128,5 +133,7 @@ def polynomial_coefficients(values_at, t0: float, h: float, degree: int):
     check = np.asarray(values_at(t0 + h * xm), float).reshape(len(xm), -1)
     # relative to the size of each forcing column on the step
     size = np.maximum(np.max(np.abs(w), axis=0), np.finfo(float).tiny)
+    if sizes is not None:
+        size = np.maximum(size, sizes)
     error = float(np.max(np.abs(np.vander(xm, p + 1, increasing=True) @ a - check) / size))
     return coefficients, error

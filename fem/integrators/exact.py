@@ -39,6 +39,8 @@ expm1 for sums of exponentials).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fem.errors import SolverError
@@ -334,11 +336,22 @@ class ExactScheme(Scheme):
         return self._finish(ph, z1, a1, E1, t1, found), row
 
     def _fit(self, t, h):
+        """The forcing's polynomial from t on a step of at most h, halved until it represents
+        the forcing to FORCING_TOLERANCE of each column's size: its largest value on the step
+        or, when larger, the largest value the run has met so far (``_forcing_scale``)."""
+        scale = getattr(self, "_forcing_scale", None)
         for _ in range(30):
-            coefficients, error = polynomial_coefficients(self._forcing, t, h, self.degree)
+            coefficients, error = polynomial_coefficients(self._forcing, t, h, self.degree,
+                                                          scale)
             if self.degree <= 1 or error <= FORCING_TOLERANCE:
-                return coefficients, h
+                break
             h *= 0.5
+        # the polynomial's values at the step's ends and middle measure the columns' size
+        s = np.array([0.0, 0.5 * h, h])
+        values = (s[:, None] ** np.arange(self.degree + 1)
+                  / np.array([math.factorial(j) for j in range(self.degree + 1)])) @ coefficients
+        seen = np.max(np.abs(values), axis=0)
+        self._forcing_scale = seen if scale is None else np.maximum(scale, seen)
         return coefficients, h
 
     def _energy_prop(self, ph, prop, z0, coefficients, s):
