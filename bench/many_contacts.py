@@ -8,8 +8,8 @@ F(t) = 1 cos(2 pi 5 t) N from rest, so that the masses far from the clamp swing 
 (dofs / links)-th mass, each a plane obstacle of normal +X with a contact stiffness of 1e6
 N/m and no damper, gaps spread over [0.995, 1.995] x 0.2 mm in a shuffled order (the golden
 ratio's sequence): the links whose gap lies below the swing of their mass (4 of them) close
-and open once in the cycle; every located event costs much (see bench/README.md), so few of
-the links close. Newmark (beta 1/4, gamma 1/2) at dt = 1e-3 s, ``--steps`` steps (default
+and open once in the cycle (few: a located event cost much before fem made a link's columns
+only once it closes, see bench/README.md). Newmark (beta 1/4, gamma 1/2) at dt = 1e-3 s, ``--steps`` steps (default
 200, one cycle), events = "locate" (every contact entry and exit landed on); every 10th step
 archived.
 

@@ -249,3 +249,31 @@ def test_events_step_makes_every_column(events):
     scheme, dyn, _ = scheme_and_model(gaps(0.7), events=events)
     _, sops = scheme.step_operators(DT)
     assert sops.act.size == 3 * LINKS and sops.Wl.shape == (3 * LINKS, 3 * LINKS)
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_factor_of_a_new_step_size(width):
+    """The factor of S = M + c C + k K for a new step size made from the band storage of the
+    first one (tridiagonal and pentadiagonal K) solves S x = r as numpy's dense solve does."""
+    from types import SimpleNamespace
+
+    from fem.linalg import Factor
+
+    n = 60
+    rng = np.random.default_rng(3)
+    K = sp.diags([2.0 * np.ones(n)] + [-0.4 * np.ones(n - j) for j in range(1, width + 1)]
+                 + [-0.4 * np.ones(n - j) for j in range(1, width + 1)],
+                 [0] + list(range(1, width + 1)) + [-j for j in range(1, width + 1)]).tocsr()
+    K = 1e5 * K
+    M = sp.diags(10.0 + rng.random(n)).tocsr()
+    C = 5e-4 * K
+    dyn = SimpleNamespace(mass=M, damping=C, stiffness=K)
+    bands = newmark_columns.Bands.of(dyn, Factor(M + 5e-4 * C + 2.5e-7 * K))
+    assert bands
+    for c, k in [(3e-4, 9e-8), (1e-6, 2.5e-13)]:
+        f = bands.factor(c, k)
+        S = (M + c * C + k * K).toarray()
+        r = rng.random(n)
+        assert np.allclose(f.solve(r), np.linalg.solve(S, r), rtol=1e-13, atol=0)
+    # not positive definite: no factor (the caller falls back on the sparse one)
+    assert bands.factor(0.0, -1.0) is None

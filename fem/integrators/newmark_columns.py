@@ -62,13 +62,25 @@ class Bands:
     def factor(self, c: float, k: float):
         """The Factor of M + c C + k K, or None when it is not positive definite."""
         import scipy.linalg
+        import scipy.linalg.lapack
 
         M, C, K = self.parts
-        try:
-            lower = scipy.linalg.cholesky_banded(M + c * C + k * K, lower=True,
-                                                 check_finite=False)
-        except np.linalg.LinAlgError:
-            return None
+        ab = M + c * C + k * K
+        if ab.shape[0] == 2:
+            # tridiagonal: L D L^T (LAPACK's pttrf), then L D^1/2 in band storage
+            d, e, info = scipy.linalg.lapack.dpttrf(ab[0], ab[1, :-1])
+            if info != 0:
+                return None
+            root = np.sqrt(d)
+            lower = np.empty_like(ab)
+            lower[0] = root
+            lower[1, :-1] = e * root[:-1]
+            lower[1, -1] = 0.0
+        else:
+            try:
+                lower = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                return None
         f = Factor.__new__(Factor)
         f.n, f.banded, f.perm, f.lower = lower.shape[1], True, self.perm, lower
         f.band = lower.copy()
