@@ -277,3 +277,28 @@ def test_factor_of_a_new_step_size(width):
         assert np.allclose(f.solve(r), np.linalg.solve(S, r), rtol=1e-13, atol=0)
     # not positive definite: no factor (the caller falls back on the sparse one)
     assert bands.factor(0.0, -1.0) is None
+
+
+def test_hht_active_links_against_every_link(monkeypatch):
+    """HHT (alpha = -0.1, whose equation weighs the previous step's forces) with events
+    located: solving the links' system on the closed links gives the events and the motion
+    of Newton's method on every link's rows (the same step with every link counted as
+    active), to round-off."""
+    def hht(g):
+        scheme, dyn, _ = scheme_and_model(g)
+        from fem.integrators.newmark_family import NewmarkFamily
+        return NewmarkFamily(dyn, scheme.links, beta=0.3025, gamma=0.6, alpha=-0.1,
+                             name="hht", events="locate", label="test"), dyn
+
+    g = gaps(0.7)
+    scheme, dyn = hht(g)
+    events, rows = run_fem(scheme, dyn)
+    assert len(events) >= 30
+    import fem.integrators.newmark_family as family
+    monkeypatch.setattr(family, "active_links", lambda P, flags, phi: tuple(range(LINKS)))
+    every, dyn2 = hht(g)
+    events2, rows2 = run_fem(every, dyn2)
+    assert every._ops_cache[DT].sets and len(next(iter(every._ops_cache[DT].sets))) == LINKS
+    assert [e[1:] for e in events] == [e[1:] for e in events2]
+    assert np.max(np.abs(np.array([e[0] for e in events]) - [e[0] for e in events2])) < 1e-12
+    assert np.max(np.abs(rows["x"] - rows2["x"])) < 1e-11 * np.max(np.abs(rows2["x"]))

@@ -65,7 +65,8 @@ class Bands:
         import scipy.linalg.lapack
 
         M, C, K = self.parts
-        ab = M + c * C + k * K
+        ab = M + c * C
+        ab += k * K
         if ab.shape[0] == 2:
             # tridiagonal: L D L^T (LAPACK's pttrf), then L D^1/2 in band storage
             d, e, info = scipy.linalg.lapack.dpttrf(ab[0], ab[1, :-1])
@@ -83,8 +84,9 @@ class Bands:
                 return None
         f = Factor.__new__(Factor)
         f.n, f.banded, f.perm, f.lower = lower.shape[1], True, self.perm, lower
-        f.band = lower.copy()
+        f.band = np.empty_like(lower)
         f.band[0] = 1.0 / lower[0]
+        f.band[1:] = lower[1:]
         return f
 
 
@@ -149,11 +151,16 @@ class StepSize:
             return
         sc = self.scheme
         Zt = np.zeros((3 * len(new), self.n))
+        W = np.zeros((3 * self.m, 3 * len(new)))
+        row, col, data = sc.link_entries()
+        rhs = np.zeros(self.n)
         for k, b in enumerate(new):
-            rows, LT = sc.link_columns(b)
-            for q in rows:
-                Zt[3 * k + q] = self._solve(LT[:, q])
-        W = np.asarray(self.L @ Zt.T)
+            for q, index, values in sc.link_columns(b):
+                rhs[index] = values
+                z = Zt[3 * k + q] = self._solve(rhs)
+                rhs[index] = 0.0
+                # W = L Z, column by column (L's entries as coordinates)
+                W[:, 3 * k + q] = np.bincount(row, weights=data * z[col], minlength=W.shape[0])
         for k, b in enumerate(new):
             if self.checked:
                 Wb = W[3 * b:3 * b + 3, 3 * k:3 * k + 3]

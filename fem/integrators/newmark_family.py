@@ -66,9 +66,10 @@ class NewmarkFamily(Scheme):
         self._spare: dict[float, tuple] = {}
         m3 = self.L.shape[0]
         nr = self._nr = len(links.rigid) if links else 0
-        #: link b -> (its rows of L that are not zero, L^T on its three rows (n, 3))
+        #: link b -> its rows of L that are not zero (``link_columns``)
         self._link_columns: dict[int, tuple] = {}
         self._dense_index: dict[int, tuple] = {}
+        self._link_entries = None
         nc = self.P.shape[0]
         n, m = self.n, max(m3 // 3, 1)
         # the links' Newton system: on every link, or (events = "locate") on those that can
@@ -129,13 +130,24 @@ class NewmarkFamily(Scheme):
         return size.factor, size.operators(blocks)
 
     def link_columns(self, b: int):
-        """(the rows q in 0..2 of link b that are not zero, L^T on its rows (n, 3))."""
+        """The rows of link b that are not zero: [(q in 0..2, column indices, values)]."""
         found = self._link_columns.get(b)
         if found is None:
-            LT = np.ascontiguousarray(self.L[3 * b:3 * b + 3].T.toarray())
-            found = ([q for q in range(3) if np.any(LT[:, q])], LT)
+            found = []
+            for q in range(3):
+                row = self.L[3 * b + q]
+                if row.nnz:
+                    found.append((q, row.indices.astype(np.int64), row.data.astype(float)))
             self._link_columns[b] = found
         return found
+
+    def link_entries(self):
+        """L's entries as (rows, columns, values)."""
+        if self._link_entries is None:
+            L = self.L.tocoo()
+            self._link_entries = (L.row.astype(np.int64), L.col.astype(np.int64),
+                                  L.data.astype(np.float64))
+        return self._link_entries
 
     def dense_index(self, k: int):
         """(row indices, column pointers) of a dense (n, k) matrix in CSC form."""
