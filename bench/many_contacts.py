@@ -8,8 +8,8 @@ F(t) = 1 cos(2 pi 5 t) N from rest, so that the masses far from the clamp swing 
 (dofs / links)-th mass, each a plane obstacle of normal +X with a contact stiffness of 1e6
 N/m and no damper, gaps spread over [0.995, 1.995] x 0.2 mm in a shuffled order (the golden
 ratio's sequence): the links whose gap lies below the swing of their mass (4 of them) close
-and open once in the cycle; every located event costs much (see bench/README.md), so few of
-the links close. Newmark (beta 1/4, gamma 1/2) at dt = 1e-3 s, ``--steps`` steps (default
+and open once in the cycle (few: a located event cost much before fem made a link's columns
+only once it closes, see bench/README.md). Newmark (beta 1/4, gamma 1/2) at dt = 1e-3 s, ``--steps`` steps (default
 200, one cycle), events = "locate" (every contact entry and exit landed on); every 10th step
 archived.
 
@@ -28,7 +28,8 @@ model. Target: the run with the links at most 3x the run without. The run with l
 also measured in parts: making its step operators for dt (once), one step before the first
 event (a run that stops there), and what the rest costs per located event. ``--profile`` adds
 the cProfile of the run with links (the time spent in Python: event location, step operators
-of the steps cut at events).
+of the steps cut at events). fem makes the columns S^-1 L^T of a link only once it closes,
+and solves the links' system on the closed ones (``fem.integrators.newmark_columns``).
 
 ``--quick``: 1,000 dofs, 100 links, 200 steps, gaps from 0.95 x 0.2 mm (5 links close);
 ``--json``: one JSON object on stdout
@@ -132,11 +133,12 @@ def run(dyn, links, steps: int, events: str = "locate"):
 
 
 def parts(dyn, links, first_event: float, total: float, steps: int, events: int) -> dict:
-    """The run with links in parts: the step operators for dt (the factor of S, Z = S^-1 L^T
-    column by column, W = L Z and its check), made once per step size; the steps before
-    the first event (a run that stops there), per step; and what is left of the whole run,
-    per located event (its landing trials at new step sizes, each making its step operators,
-    the candidates' search, the restart)."""
+    """The run with links in parts: the step operators for dt (the factor of S; the
+    columns Z = S^-1 L^T and W = L Z of a link are made when it first closes at a step of
+    that size: none here), made once per step size; the steps before the first event (a run
+    that stops there), per step; and what is left of the whole run, per located event (its
+    landing trials at new step sizes, each factorizing its S, the columns of the closed
+    links, the candidates' search, the restart)."""
     from fem.links.linkset import LinkSet
 
     scheme = engine_scheme(dyn, "newmark", links if links is not None else LinkSet(),
@@ -221,7 +223,7 @@ def main(argv=None) -> int:
     report.figure("one step with the links, no event (the loop's time per step)",
                   split["per_step_s"], "s", baseline=base_t / steps,
                   baseline_name="one step without links")
-    report.figure("step operators for one step size (factor, Z = S^-1 L^T, W = L Z)",
+    report.figure("step operators for one step size (the factor of S, no link closed)",
                   split["step_operators_s"], "s", baseline=base_t,
                   baseline_name="the whole run without links")
     if events:

@@ -37,8 +37,9 @@ import numpy as np
 from fem.errors import SolverError
 from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at, quadratic
 from fem.links import impact
-from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, GAP, KIND, LAM, MODE,
-                               MU, MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
+from fem.links.columns import (ACT, BLK, BONDED, CMP, CN, DIR, ENN, ENT, FN, G0, G1, GAP,
+                               KIND, LAM, MODE, MU, MUS, OPEN, PDOT, PEN, PLANE, REL,
+                               RELEASE_GAP, RIGID, SDIR, SLIP, VG)
 from fem.links.columns import E as RESTITUTION
 from fem.links.law import affect
 
@@ -87,7 +88,15 @@ def _candidates(scheme):
     samples = scheme.dense_samples() if hasattr(scheme, "dense_samples") else SAMPLES
     grid = np.linspace(0.0, 1.0, samples + 1)
     out = []
-    for c in range(P.shape[0]):
+    if scheme.dense_values is None:
+        # the contacts whose functions may cross: the others keep their mode over the step
+        # by a bound on the cubic Hermite of their penetration (``kernels.crossed``)
+        contacts = np.nonzero(~_holding(P, cv0, cv1, dd0, dd1, h)
+                              | ((cv0[:, G0] > 0.0) & (cv1[:, G0] <= 0.0))
+                              | ((cv0[:, G1] > 0.0) & (cv1[:, G1] <= 0.0)))[0].tolist()
+    else:
+        contacts = range(P.shape[0])
+    for c in contacts:
         for g in (0, 1):
             dense = g == 0 and not (P[c, KIND] == RIGID and cv0[c, ACT] > 0.5)
             if not (cv0[c, G0 + g] > 0.0 or dense):
@@ -120,6 +129,29 @@ def _candidates(scheme):
             out.append((theta, lo, hi, c, g, max(values[hit - 1], 1e-300)))
     out.sort()
     return out
+
+
+def _holding(P, cv0, cv1, dd0, dd1, h) -> np.ndarray:
+    """(nc,) bool: the contacts whose normal function keeps its sign over a step of size h
+    by the bound of ``kernels._mode_holds`` (the cubic Hermite of the penetration lies within
+    4/27 h (|p0'| + |p1'|) of its ends; a circle's penetration changes by at most (1 + |a|^2)
+    times the change of d), with a margin: the test only spares the sampling of those."""
+    closed = cv0[:, ACT] > 0.5
+    p0, p1 = cv0[:, PEN], cv1[:, PEN]
+    hi, lo = np.maximum(p0, p1), np.minimum(p0, p1)
+    k = (4.0 / 27.0) * h * (1.0 + 1e-6)
+    plane = k * (np.abs(cv0[:, PDOT]) + np.abs(cv1[:, PDOT]))
+    bounded = (P[:, CN] == 0.0) | (P[:, REL] == RELEASE_GAP)
+    on_plane = np.where(closed, bounded & (lo - plane > 0.0), hi + plane < 0.0)
+    if dd0.size:
+        o = P[:, BLK].astype(np.int64)
+        rates = (np.abs(dd0.reshape(-1, 3)).sum(axis=1)
+                 + np.abs(dd1.reshape(-1, 3)).sum(axis=1))[o]
+    else:
+        rates = np.zeros(P.shape[0])
+    other = k * (1.0 + np.sum(P[:, DIR:DIR + 3] ** 2, axis=1)) * rates
+    on_other = ~closed & (hi + other < 0.0)
+    return np.where(P[:, KIND] == PLANE, on_plane, on_other)
 
 
 def _land(scheme, c, g, theta, lo, hi, glo):
@@ -205,8 +237,9 @@ def locate(scheme, out, row) -> tuple[int, list]:
         # another function may have crossed before: land on the earliest
         cv = scheme.buf.CV[1 - scheme.cur]
         cv0 = scheme.buf.CV[scheme.cur]
-        earlier = [(cc, gg) for cc in range(cv.shape[0]) for gg in (0, 1)
-                   if cv0[cc, G0 + gg] > 0.0 and cv[cc, G0 + gg] <= 0.0 and (cc, gg) != (c, g)]
+        hit = (cv0[:, G0:G0 + 2] > 0.0) & (cv[:, G0:G0 + 2] <= 0.0)
+        hit[c, g] = False
+        earlier = [(int(cc), int(gg)) for cc, gg in zip(*np.nonzero(hit))]
         if earlier:
             t_star = scheme._trial[0]
             frac = (t_star - scheme.t) / (t_b - scheme.t)
@@ -292,7 +325,7 @@ def settle(scheme, records: list) -> list:
         scheme.link_state()
         cv = scheme.buf.CV[scheme.cur]
         changed = False
-        for c in range(P.shape[0]):
+        for c in _suspects(scheme, cv):
             if P[c, KIND] == RIGID:
                 if cv[c, MODE] != BONDED and impact.gap(cv, c) <= _gap_tolerance(scheme, c) \
                         and cv[c, PDOT] > 1e-12 * max(1.0, abs(cv[c, PDOT])):
@@ -332,6 +365,15 @@ def settle(scheme, records: list) -> list:
             raise SolverError(f"{scheme.label}: the modes of link "
                               f"'{records[-1][2] if records else '?'}' keep changing at "
                               f"t = {t:.12g} s (endless cascade of events at one instant)")
+
+
+def _suspects(scheme, cv) -> list:
+    """The contacts (in order) whose mode may be violated at the current state
+    (``settle``): every rigid one, and the shock ones with an event function below zero;
+    ``settle`` tests them against their round-off bounds (``_tolerances``)."""
+    P = scheme.P
+    low = (cv[:, G0] < 0.0) | ((cv[:, ACT] > 0.5) & (cv[:, G1] < 0.0))
+    return np.nonzero(low | (P[:, KIND] == RIGID))[0].tolist()
 
 
 def _gap_tolerance(scheme, c):

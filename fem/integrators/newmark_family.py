@@ -36,10 +36,10 @@ from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
                                      diverged, record_changes)
 from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
-from fem.integrators.newmark_links import MAX_ITERATIONS, resolvable
-from fem.integrators.newmark_steps import (Coefficients, StepOperators, Work, _loop,
+from fem.integrators.newmark_columns import StepSize, active_links
+from fem.integrators.newmark_links import MAX_ITERATIONS
+from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
                                            finish_step, predict_step, single)
-from fem.linalg import Factor
 from fem.links.columns import NV
 
 
@@ -65,11 +65,18 @@ class NewmarkFamily(Scheme):
         self._ops_cache: dict[float, tuple] = {}
         self._spare: dict[float, tuple] = {}
         m3 = self.L.shape[0]
-        nr = len(links.rigid) if links else 0
+        nr = self._nr = len(links.rigid) if links else 0
+        #: link b -> its rows of L that are not zero (``link_columns``)
+        self._link_columns: dict[int, tuple] = {}
+        self._dense_index: dict[int, tuple] = {}
+        self._link_entries = None
         nc = self.P.shape[0]
         n, m = self.n, max(m3 // 3, 1)
+        # the links' Newton system: on every link, or (events = "locate") on those that can
+        # carry a force over a step, grown as they close (``step_operators``)
+        jac = max(nr, 1) if self.locate else m3 + nr
         self.wk = Work(*(np.zeros(n) for _ in range(4)), *(np.zeros(m3) for _ in range(9)),
-                       np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((m3 + nr, m3 + nr)),
+                       np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((jac, jac)),
                        np.zeros(m3 + nr), np.zeros(max(nr, 1), np.int64), np.zeros(m3 + nr),
                        np.zeros(max(nr, 1)), np.zeros(4), np.full(nc, -1.0),
                        np.full(nc, -1.0))
@@ -93,57 +100,63 @@ class NewmarkFamily(Scheme):
             return 2.0 / omega
         return 1.0 / (omega * np.sqrt(max(co.gamma / 2 - co.beta, 1e-300)))
 
-    def step_operators(self, dt: float, keep: bool = True):
-        """(Factor, StepOperators) for a step size; the grid's sizes are kept, those of the
-        steps cut at events in a small cache."""
+    def step_size(self, dt: float, keep: bool = True) -> StepSize:
+        """The factor of S and the links' columns for a step size
+        (``fem.integrators.newmark_columns``): the grid's sizes are kept, those of the steps
+        cut at events in a small cache."""
         found = self._ops_cache.get(dt) or self._spare.get(dt)
-        if found is not None:
-            return found
-        s = 1.0 + self.co.alpha
-        S = (self.dyn.mass + (s * self.co.gamma * dt) * self.dyn.damping
-             + (s * self.co.beta * dt * dt) * self.dyn.stiffness)
-        factor = Factor(S, what=f"iteration matrix of {self.name} (dt = {dt:g} s)")
-        m3 = self.L.shape[0]
-        if m3:
-            LT = self.L.T.toarray()
-            Z = np.column_stack([factor.solve(np.ascontiguousarray(LT[:, j]))
-                                 for j in range(m3)])
-            Wl = np.asarray(self.L @ Z)
-            Wl = np.ascontiguousarray(0.5 * (Wl + Wl.T))
-            resolvable(self.P, Wl, s * self.co.beta * dt * dt, self.links, self.label, self.t)
-            Zc = sp.csc_matrix(Z)
-            Zc.eliminate_zeros()
-            zparts = (np.ascontiguousarray(Zc.data, np.float64),
-                      np.ascontiguousarray(Zc.indices, np.int64),
-                      np.ascontiguousarray(Zc.indptr, np.int64))
-        else:
-            Wl = np.zeros((0, 0))
-            zparts = (np.zeros(0), np.zeros(0, np.int64), np.zeros(1, np.int64))
-        band = factor.band if factor.banded else np.zeros((1, 0))
-        perm = factor.perm if factor.banded else np.zeros(0, np.int64)
-        kind, diag_inv = 0, np.zeros(0)
-        SK = SC = SB = np.zeros((0, 0))
-        if self.dyn.basis == "modal":
-            # a small dense system: S^-1 itself, applied mode by mode (diagonal) or folded
-            # into S^-1 K, S^-1 C and S^-1 B
-            Sd = S.toarray()
-            if not np.any(Sd - np.diag(np.diag(Sd))):
-                kind, diag_inv = 1, 1.0 / np.diag(Sd)
+        if found is None:
+            found = StepSize(self, dt, checked=keep)
+            if keep:
+                self._ops_cache[dt] = found
             else:
-                kind = 2
-                Si = np.linalg.inv(Sd)
-                SiK = Si @ self.dyn.stiffness.toarray()
-                SiC = Si @ self.dyn.damping.toarray()
-                SK, SC = np.ascontiguousarray(SiK.T), np.ascontiguousarray(SiC.T)
-                SB = np.ascontiguousarray((Si @ np.asarray(self.dyn.B)).T)
-        found = (factor, StepOperators(band, perm, *zparts, Wl, kind, diag_inv,
-                                       SK, SC, SB))
-        if keep:
-            self._ops_cache[dt] = found
-        else:
-            if len(self._spare) >= 4:
-                self._spare.pop(next(iter(self._spare)))
-            self._spare[dt] = found
+                if len(self._spare) >= 4:
+                    self._spare.pop(next(iter(self._spare)))
+                self._spare[dt] = found
+        return found
+
+    def step_operators(self, dt: float, keep: bool = True, flags=None):
+        """(Factor, StepOperators) for a step size and, with events = "locate", the links
+        that can carry a force over a step from the current state under the modes ``flags``
+        (default: the current ones); every link with events = "step"."""
+        size = self.step_size(dt, keep)
+        blocks = None
+        if self.locate:
+            blocks = active_links(self.P, self._flags() if flags is None else flags,
+                                  self.buf.PHI[self.cur])
+            need = 3 * len(blocks) + self._nr
+            if self.wk.Jac.shape[0] < need:
+                self.wk = self.wk._replace(Jac=np.zeros((need, need)))
+        return size.factor, size.operators(blocks)
+
+    def link_columns(self, b: int):
+        """The rows of link b that are not zero: [(q in 0..2, column indices, values)]."""
+        found = self._link_columns.get(b)
+        if found is None:
+            found = []
+            for q in range(3):
+                row = self.L[3 * b + q]
+                if row.nnz:
+                    found.append((q, row.indices.astype(np.int64), row.data.astype(float)))
+            self._link_columns[b] = found
+        return found
+
+    def link_entries(self):
+        """L's entries as (rows, columns, values)."""
+        if self._link_entries is None:
+            L = self.L.tocoo()
+            self._link_entries = (L.row.astype(np.int64), L.col.astype(np.int64),
+                                  L.data.astype(np.float64))
+        return self._link_entries
+
+    def dense_index(self, k: int):
+        """(row indices, column pointers) of a dense (n, k) matrix in CSC form."""
+        found = self._dense_index.get(k)
+        if found is None:
+            n = self.n
+            found = (np.tile(np.arange(n, dtype=np.int64), k),
+                     np.arange(0, n * k + 1, max(n, 1), dtype=np.int64)[:k + 1])
+            self._dense_index[k] = found
         return found
 
     # ------------------------------------------------------------------ stepping
@@ -218,7 +231,7 @@ class NewmarkFamily(Scheme):
     def single_step(self, h, w0, w1, flags):
         """One step of size h from buffer cur into the other with the modes ``flags``;
         returns the status."""
-        factor, sops = self.step_operators(h, keep=False)
+        factor, sops = self.step_operators(h, keep=False, flags=flags)
         W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
         if not (factor.banded or sops.kind):
             return self._sparse_step(factor, sops, h, W, 1, flags)

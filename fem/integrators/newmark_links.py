@@ -19,16 +19,24 @@ TOLERANCE = 1e-11
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
+def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     """The link accelerations y and bond forces of the step (module docstring); returns the
-    number of iterations, or -1 when no consistent mode set is found."""
+    number of iterations, or -1 when no consistent mode set is found.
+
+    Only the link rows ``act`` (whole links, ``slot[b]`` the position of link b among them,
+    -1 for the others) can carry a force over the step: Wa = W[:, act] (3 m, na). The
+    Newton system is solved on those rows (and the bond forces); the other rows follow from
+    them, y_r = L_r a0 + W[r, act] g[act], by the same Newton update (their rows of the
+    Jacobian are those of the identity, plus their coupling to the active rows). With every
+    row active this is Newton's method on the whole system."""
     cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
     Dut, Dvt, Da0, y, d, dd, R, g, Law = (wk.Dut, wk.Dvt, wk.Da0, wk.y, wk.d, wk.dd, wk.R,
                                           wk.g, wk.Law)
     Jd, Jv, Jac, z, bonded, rhs_l, res_l = wk.Jd, wk.Jv, wk.Jac, wk.z, wk.bonded, wk.rhs_l, \
         wk.res_l
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
-    m3 = Wl.shape[0]
+    m3 = Wa.shape[0]
+    na = act.size
     s = 1.0 + alpha
     bd = beta * dt * dt
     gd = gamma * dt
@@ -37,7 +45,7 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
         if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
             bonded[nr] = c
             nr += 1
-    N = m3 + nr
+    N = na + nr
     if bd == 0.0 and nr == 0 and rate_free(P):
         # explicit (central differences) and no force depends on d': the forces follow from
         # the predicted displacements alone, and the accelerations from them, without Newton
@@ -46,25 +54,26 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             dd[r] = Dvt[r]
         evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, False)
         loaded = False
-        for r in range(m3):
+        for k in range(na):
+            r = act[k]
             g[r] = s * phi[r] - alpha * phi_old[r]
             loaded = loaded or g[r] != 0.0
         for r in range(m3):
             acc = Da0[r]
             if loaded:
-                for q in range(m3):
-                    acc += Wl[r, q] * g[q]
+                for k in range(na):
+                    acc += Wa[r, k] * g[act[k]]
             y[r] = acc
             dd[r] = Dvt[r] + gd * acc
         refresh_rates(P, dd, cv_new)
         return 0
     for r in range(m3):
         acc = Da0[r]
-        for q in range(m3):
-            acc += Wl[r, q] * phi_old[q]
+        for k in range(na):
+            acc += Wa[r, k] * phi_old[act[k]]
         y[r] = acc
     for k in range(nr):
-        z[m3 + k] = cv_old[bonded[k], LAM]
+        z[na + k] = cv_old[bonded[k], LAM]
     scale0 = 0.0
     for r in range(m3):
         scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
@@ -89,21 +98,22 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
                 continue
         for k in range(nr):
             c = bonded[k]
-            lam = z[m3 + k]
+            lam = z[na + k]
             cv_new[c, LAM] = lam
             cv_new[c, FN] = lam
             cv_new[c, G0] = lam
             o = 3 * int(P[c, BLK])
             for q in range(3):
                 phi[o + q] -= lam * P[c, DIR + q]
-        for r in range(m3):
+        for k in range(na):
+            r = act[k]
             g[r] = s * phi[r] - alpha * phi_old[r]
         rn = 0.0
         scale = scale0
         for r in range(m3):
             wg = 0.0
-            for q in range(m3):
-                wg += Wl[r, q] * g[q]
+            for k in range(na):
+                wg += Wa[r, k] * g[act[k]]
             R[r] = y[r] - Da0[r] - wg
             rn = max(rn, abs(R[r]))
             scale = max(scale, abs(y[r]), abs(wg))
@@ -117,38 +127,61 @@ def solve_links(dt, co, Wl, P, s0, s1, wk, flags):
             rn = max(rn, abs(e))
         if rn <= TOLERANCE * scale:
             for k in range(nr):
-                if z[m3 + k] > 0.0:
+                if z[na + k] > 0.0:
                     cv_new[bonded[k], CMP] = 1.0
             return it
         for r in range(N):
             for q in range(N):
                 Jac[r, q] = 0.0
-        m = m3 // 3
-        for r in range(m3):
-            Jac[r, r] = 1.0
-            for b in range(m):
+        ma = na // 3
+        for kr in range(na):
+            r = act[kr]
+            Jac[kr, kr] = 1.0
+            for kb in range(ma):
+                b = act[3 * kb] // 3
                 for p in range(3):
-                    w = Wl[r, 3 * b + p]
+                    w = Wa[r, 3 * kb + p]
                     if w == 0.0:
                         continue
                     for q in range(3):
-                        Jac[r, 3 * b + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
-            rhs_l[r] = -R[r]
+                        Jac[kr, 3 * kb + q] -= s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q])
+            rhs_l[kr] = -R[r]
         for k in range(nr):
             c = bonded[k]
-            o = 3 * int(P[c, BLK])
+            ob = 3 * slot[int(P[c, BLK])]
             for q in range(3):
                 nq = P[c, DIR + q]
-                Jac[m3 + k, o + q] = nq
-                for r in range(m3):
-                    Jac[r, m3 + k] += s * Wl[r, o + q] * nq
-            rhs_l[m3 + k] = -res_l[k]
+                Jac[na + k, ob + q] = nq
+                for kr in range(na):
+                    Jac[kr, na + k] += s * Wa[act[kr], ob + q] * nq
+            rhs_l[na + k] = -res_l[k]
         if not small_solve(Jac, rhs_l, N):
             return -1
-        for r in range(m3):
-            y[r] += rhs_l[r]
+        if na < m3:
+            # the rows without a force: their Newton update from the active rows' one
+            for r in range(m3):
+                if slot[r // 3] >= 0:
+                    continue
+                dy = -R[r]
+                for kb in range(ma):
+                    b = act[3 * kb] // 3
+                    for p in range(3):
+                        w = Wa[r, 3 * kb + p]
+                        if w == 0.0:
+                            continue
+                        for q in range(3):
+                            dy += s * w * (bd * Jd[b, p, q] + gd * Jv[b, p, q]) * \
+                                rhs_l[3 * kb + q]
+                for k in range(nr):
+                    c = bonded[k]
+                    ob = 3 * slot[int(P[c, BLK])]
+                    for q in range(3):
+                        dy -= s * Wa[r, ob + q] * P[c, DIR + q] * rhs_l[na + k]
+                y[r] += dy
+        for kr in range(na):
+            y[act[kr]] += rhs_l[kr]
         for k in range(nr):
-            z[m3 + k] += rhs_l[m3 + k]
+            z[na + k] += rhs_l[na + k]
         it += 1
     return -1
 
@@ -158,15 +191,20 @@ def resolvable(P, Wl, bd, links, label, t):
     compliance L S^-1 L^T along the link) would balance its load with a penetration below the
     round-off of the displacements: stop with the link named."""
     for c in range(P.shape[0]):
-        if P[c, KIND] == RIGID:
-            continue
         o = 3 * int(P[c, BLK])
-        w = float(np.max(np.linalg.eigvalsh(Wl[o:o + 3, o:o + 3])))
-        ratio = P[c, KN] * bd * w
-        if ratio > 1e12 or not np.isfinite(ratio):
-            raise SolverError(
-                f"{label}: link '{links.link_of(c)}': its contact stiffness {P[c, KN]:.3g} N/m "
-                f"is {ratio:.3g} times the stiffness of the step (at t = {t:.9g} s): its "
-                f"penetrations would be below the round-off of the displacements; give it a "
-                f"stiffness below 1e12 times the step's, or use an impact link (a rigid "
-                f"contact)")
+        check_link(P, c, Wl[o:o + 3, o:o + 3], bd, links, label, t)
+
+
+def check_link(P, c, Wbb, bd, links, label, t):
+    """``resolvable`` for contact c, Wbb (3, 3) the compliance of its link."""
+    if P[c, KIND] == RIGID:
+        return
+    w = float(np.max(np.linalg.eigvalsh(Wbb)))
+    ratio = P[c, KN] * bd * w
+    if ratio > 1e12 or not np.isfinite(ratio):
+        raise SolverError(
+            f"{label}: link '{links.link_of(c)}': its contact stiffness {P[c, KN]:.3g} N/m "
+            f"is {ratio:.3g} times the stiffness of the step (at t = {t:.9g} s): its "
+            f"penetrations would be below the round-off of the displacements; give it a "
+            f"stiffness below 1e12 times the step's, or use an impact link (a rigid "
+            f"contact)")

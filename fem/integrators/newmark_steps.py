@@ -22,13 +22,19 @@ from fem.linalg import banded_solve_into, csr_matvec_add
 class StepOperators(NamedTuple):
     """Per step size: the factor of S (band, perm), or on a modal basis S^-1 applied mode by
     mode (diag_inv (n,), kind 1) or folded into the dense products (kind 2): SK, SC, SB the
-    transposes of S^-1 K, S^-1 C, S^-1 B; kind 0 is the banded factor. Z = S^-1 L^T (CSC parts) and W = L Z."""
+    transposes of S^-1 K, S^-1 C, S^-1 B; kind 0 is the banded factor. The links: ``act``
+    the link rows that can carry a force over the step (whole links; every row with
+    events = "step", the rows of the links in a closed or bonded mode with "locate"),
+    ``slot`` (m,) the position of each link among them (-1: not there), Z = S^-1 L^T on those
+    columns (CSC parts) and Wl = L Z = W[:, act] (3 m, na)."""
     band: np.ndarray
     perm: np.ndarray
     Zd: np.ndarray
     Zi: np.ndarray
     Zp: np.ndarray
     Wl: np.ndarray
+    act: np.ndarray
+    slot: np.ndarray
     kind: int
     diag_inv: np.ndarray
     SK: np.ndarray
@@ -191,7 +197,7 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     alpha = co.alpha
     s = 1.0 + alpha
     if has_links:
-        Wl = sops.Wl
+        Wl, act = sops.Wl, sops.act
         m3 = Wl.shape[0]
         Dut, Dvt, Law = wk.Dut, wk.Dvt, wk.Law
         csr_product(kin.Ld, kin.Li, kin.Lp, ut, Dut)
@@ -212,7 +218,7 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
                 Dut[r] += sw
                 Dvt[r] += sv
                 Law[r] = sa
-        its = solve_links(dt, co, Wl, P, s0, s1, wk, flags)
+        its = solve_links(dt, co, Wl, act, sops.slot, P, s0, s1, wk, flags)
         if its < 0:
             return NOT_SETTLED
         d, dd, db1, dd1 = wk.d, wk.dd, s1.db, s1.dd
@@ -221,10 +227,11 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
             dd1[r] = dd[r]
         phi0, phi1 = s0.phi, s1.phi
         Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
-        for col in range(m3):
+        for kc in range(act.size):
+            col = act[kc]
             gc = s * phi1[col] - alpha * phi0[col]
             if gc != 0.0:
-                for k in range(Zp[col], Zp[col + 1]):
+                for k in range(Zp[kc], Zp[kc + 1]):
                     a1[Zi[k]] += Zd[k] * gc
     # the new state and the divergence test, then its energy terms (a damper between two
     # dofs needs the new velocity of both)
