@@ -71,16 +71,34 @@ def link_rows(P, L, Lw) -> np.ndarray:
 
 
 def dense_rows(L, rows, Z) -> tuple[np.ndarray, np.ndarray]:
-    """(L[rows]^T (n, r), Z[:, rows]^T (r, n)) as dense arrays when the rows of L are
+    """(L[rows]^T (n, r8), Z[:, rows]^T (r, n)) as dense arrays when the rows of L are
     dense enough (``DENSE_FILL``), else two empty arrays (the loop then reads the CSR
-    parts)."""
+    parts). r8: len(rows) rounded up to a multiple of 8, the columns beyond it zero; both
+    start on a 64-byte boundary, so that each row of L^T does too (a row across two cache
+    lines, or stores to the sums that alias the loads, cost up to half the product here)."""
     L = sp.csr_matrix(L)
     n = L.shape[1]
     sub = L[rows]
     if rows.size == 0 or sub.nnz <= DENSE_FILL * rows.size * n:
         return np.zeros((0, 0)), np.zeros((0, 0))
-    ZR = np.asarray(sp.csc_matrix(Z)[:, rows].toarray().T)
-    return np.ascontiguousarray(sub.toarray().T), np.ascontiguousarray(ZR)
+    LT = aligned((n, padded(rows.size)))
+    LT[:, :rows.size] = sub.toarray().T
+    ZR = aligned((rows.size, n))
+    ZR[:] = sp.csc_matrix(Z)[:, rows].toarray().T
+    return LT, ZR
+
+
+def padded(size: int) -> int:
+    """``size`` rounded up to a multiple of 8 (the width of the products' sums)."""
+    return -(-size // 8) * 8
+
+
+def aligned(shape) -> np.ndarray:
+    """A C-contiguous array of zeros whose first entry lies on a 64-byte boundary."""
+    size = int(np.prod(shape))
+    raw = np.zeros(size + 8)
+    start = (-raw.ctypes.data % 64) // 8
+    return raw[start:start + size].reshape(shape)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -144,15 +162,28 @@ def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, w
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _rows_product(kin, rows, LT, u, sums):
-    """sums = L[rows] u: dense, as axpy updates over the coordinates (each sum in the order
-    of its row); else from the CSR parts of L."""
+    """sums = L[rows] u: dense, as axpy updates over the coordinates, four at a time (each
+    sum in the order of its row, so the same numbers as a row-by-row sum); else from the CSR
+    parts of L."""
     if LT.shape[0]:
-        for r in range(rows.size):
+        width = LT.shape[1]
+        n = u.size
+        for r in range(width):
             sums[r] = 0.0
-        for j in range(u.size):
+        j = 0
+        while j + 4 <= n:
+            u0, u1, u2, u3 = u[j], u[j + 1], u[j + 2], u[j + 3]
+            for r in range(width):
+                s = sums[r] + LT[j, r] * u0
+                s = s + LT[j + 1, r] * u1
+                s = s + LT[j + 2, r] * u2
+                sums[r] = s + LT[j + 3, r] * u3
+            j += 4
+        while j < n:
             uj = u[j]
-            for r in range(rows.size):
+            for r in range(width):
                 sums[r] += LT[j, r] * uj
+            j += 1
     else:
         Ld, Li, Lp = kin.Ld, kin.Li, kin.Lp
         for r in range(rows.size):

@@ -209,7 +209,8 @@ class NewmarkFamily(Scheme):
             rows = self._direct_rows
             Z = sp.csc_matrix((sops.Zd, sops.Zi, sops.Zp), shape=(self.n, self.L.shape[0]))
             LT, ZR = newmark_direct.dense_rows(self.L, rows, Z)
-            found = (LT, ZR, np.zeros(self.L.shape[0]), np.zeros(rows.size))
+            found = (LT, ZR, np.zeros(self.L.shape[0]),
+                     newmark_direct.aligned((newmark_direct.padded(rows.size),)))
             if len(self._direct) > 8:
                 self._direct.pop(next(iter(self._direct)))
             self._direct[dt] = found
