@@ -7,7 +7,8 @@ contact and friction laws written out (penalty contacts, friction by the return 
 elastic-plastic tangential spring), on a physical basis and on modal bases of four of the six
 modes (modal and projected damping); and, without friction, a node in a round hole
 integrated by scipy's DOP853 at tight tolerances in phases chained on the contact events. The
-loop runs for such models and not when a contact has a damper or the events are located."""
+loop runs for such models, and not when a contact has a damper, the events are located or an
+obstacle follows a moving support."""
 
 from __future__ import annotations
 
@@ -322,6 +323,28 @@ def test_not_taken_with_a_rate_or_located_events(tmp_path, spy, change):
               "tangential_damping": dict(tangential_damping=5.0),
               "locate": dict(events="locate")}[change]
     found = run(tmp_path, study("modal", end=0.05, **kwargs), change)
+    assert not spy
+    assert found["time"][-1] == pytest.approx(0.05)
+
+
+def test_not_taken_on_a_moving_support(tmp_path, spy):
+    """An obstacle that follows a support (the links' dofs have an imposed motion): the
+    general loop."""
+    data = {
+        "mesh": {"nodes": {"A": [0.0, 0, 0], "P": [1.0, 0, 0], "B": [2.0, 0, 0]},
+                 "cells": {"AP": {"type": "SEG2", "nodes": ["A", "P"]}}},
+        "model": {"components": ["DX"]},
+        "discrete": [{"cells": ["AP"], "stiffness": 1e4}, {"nodes": ["P"], "mass": 1.0}],
+        "functions": {"a": {"table": [[0.0, 0.0], [0.02, 6.0], [0.04, -6.0], [0.06, 0.0]],
+                            "right": "constant"}},
+        "support": [{"name": "left", "nodes": ["A"], "acceleration": {"DX": "a"}},
+                    {"name": "right", "nodes": ["B"], "acceleration": {"DX": "a"}}],
+        "link": [{"name": "stop", "kind": "shock", "nodes": ["P"], "normal": [1.0, 0, 0],
+                  "gap": 1e-4, "stiffness": 1e5, "support": "right"}],
+        "analysis": [{"name": "cd", "kind": "transient", "scheme": "central_difference",
+                      "end": 0.05, "step": 1e-4, "links": ["stop"]}],
+    }
+    found = run(tmp_path, data, "support")
     assert not spy
     assert found["time"][-1] == pytest.approx(0.05)
 

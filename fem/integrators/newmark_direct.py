@@ -2,7 +2,7 @@
 loop of the Newmark family without the links' Newton iteration.
 
 With beta = 0 (and alpha = 0) the displacement at the end of a step is the predictor,
-u_n+1 = u~, so the link displacements d = L u~ + Lw w_n+1 are known before the acceleration.
+u_n+1 = u~, so the link displacements d = L u~ are known before the acceleration.
 When no contact's force depends on the rate d' -- plane and circle penalty contacts without a
 normal damper, with or without friction whose tangential spring has no damper (the return
 mapping of ``fem.links.friction`` is a function of d and of the anchor the previous step
@@ -27,8 +27,8 @@ at the end of the call (the state the driver reads). The energy terms are those 
 general loop (``kernels.close_energy``: the loads' and dampers' work by the trapezoidal rule,
 the links' slip work and the stored energy lost at a release), which use no rate either.
 
-Everything else (a damper on a contact, rigid contacts, events = "locate", Newmark and HHT)
-goes through the general loop; plane contacts without damper nor friction through the lean
+Everything else (a damper on a contact, rigid contacts, links on dofs with an imposed motion,
+events = "locate", Newmark and HHT) goes through the general loop; plane contacts without damper nor friction through the lean
 loop (``fem.integrators.newmark_lean``).
 """
 
@@ -51,23 +51,23 @@ from fem.links.law import evaluate_inline as evaluate
 DENSE_FILL = 0.25
 
 
-def qualifies(co, P, locate: bool) -> bool:
+def qualifies(co, P, imposed: bool, locate: bool) -> bool:
     """Whether a Newmark-family scheme with coefficients ``co`` and contacts ``P`` runs in
-    ``direct_loop`` (module docstring)."""
-    if locate or P.shape[0] == 0 or co.beta != 0.0 or co.alpha != 0.0:
+    ``direct_loop`` (module docstring); ``imposed``: the links' dofs have an imposed
+    motion (which the general loop takes)."""
+    if locate or imposed or P.shape[0] == 0 or co.beta != 0.0 or co.alpha != 0.0:
         return False
     shock = (P[:, KIND] == PLANE) | (P[:, KIND] == CIRCLE)
     undamped = (P[:, CN] == 0.0) & ((P[:, MU] <= 0.0) | (P[:, CT] == 0.0))
     return bool(np.all(shock & undamped))
 
 
-def link_rows(P, L, Lw) -> np.ndarray:
-    """The rows of d (3 m,) the contacts read whose L or Lw row is not zero (sorted)."""
+def link_rows(P, L) -> np.ndarray:
+    """The rows of d (3 m,) the contacts read whose L row is not zero (sorted)."""
     blocks = np.unique(P[:, BLK].astype(np.int64))
     rows = (3 * blocks[:, None] + np.arange(3)).ravel()
     L = sp.csr_matrix(L)
-    used = (np.diff(L.indptr)[rows] > 0) | np.any(np.asarray(Lw)[rows] != 0.0, axis=1)
-    return np.ascontiguousarray(rows[used], np.int64)
+    return np.ascontiguousarray(rows[np.diff(L.indptr)[rows] > 0], np.int64)
 
 
 def dense_rows(L, rows, Z) -> tuple[np.ndarray, np.ndarray]:
@@ -127,8 +127,6 @@ def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, w
         _rows_product(kin, rows, LT, ut, sums)
         for r in range(rows.size):
             d1[rows[r]] = sums[r]
-        if kin.imposed:
-            _imposed(kin.Lw, rows, W[i], d1)
         evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, False)
         _scatter(sops, rows, ZR, s1.phi, a1)
         x1, v1 = s1.x, s1.v
@@ -147,7 +145,7 @@ def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, w
         for q in range(nc):
             changed = changed or s0.cv[q, MODE] != s1.cv[q, MODE]
         if changed or archive[i] or i == k or log.count[0] + 2 * nc > log.time.size:
-            _rates(P, kin, rows, LT, v1, W[i], s1.cv, s1.dd, sums)
+            _rates(P, kin, rows, LT, v1, s1.cv, s1.dd, sums)
         if changed:
             record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
                               log.speed, log.count)
@@ -195,17 +193,6 @@ def _rows_product(kin, rows, LT, u, sums):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _imposed(Lw, rows, w, d):
-    """d[rows] += (Lw w)[rows]: the imposed motion of the links' dofs."""
-    for r in range(rows.size):
-        q = rows[r]
-        s = 0.0
-        for c in range(w.size):
-            s += Lw[q, c] * w[c]
-        d[q] += s
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _scatter(sops, rows, ZR, phi, a):
     """a += S^-1 L^T phi over the rows the contacts load (in the order of the rows)."""
     dense = ZR.shape[0] > 0
@@ -224,16 +211,14 @@ def _scatter(sops, rows, ZR, phi, a):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _rates(P, kin, rows, LT, v, w, cv, dd, sums):
-    """The link rates dd = L v + Lv w on the rows the contacts read, and the columns of the
+def _rates(P, kin, rows, LT, v, cv, dd, sums):
+    """The link rates dd = L v on the rows the contacts read, and the columns of the
     law that depend on them (forces do not, here): the penetration rate n . d', and for a
     sliding contact its slip rate e . Pt d' (e the sliding direction), which is also its
     friction event function G1 (the law's values with the law deciding the modes)."""
     _rows_product(kin, rows, LT, v, sums)
     for r in range(rows.size):
         dd[rows[r]] = sums[r]
-    if kin.imposed:
-        _imposed(kin.Lv, rows, w, dd)
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
         n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]

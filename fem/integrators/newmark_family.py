@@ -88,8 +88,9 @@ class NewmarkFamily(Scheme):
         self._lean_columns: dict[float, np.ndarray] = {}
         #: central differences whose link forces follow from the displacements alone:
         #: ``newmark_direct`` (no Newton iteration)
-        self.direct = not self.lean and newmark_direct.qualifies(self.co, self.P, self.locate)
-        self._direct_rows = (newmark_direct.link_rows(self.P, self.L, dynamics.Lw)
+        self.direct = not self.lean and newmark_direct.qualifies(self.co, self.P,
+                                                                 self.kin.imposed, self.locate)
+        self._direct_rows = (newmark_direct.link_rows(self.P, self.L)
                              if self.direct else np.zeros(0, np.int64))
         self._direct: dict[float, tuple] = {}
         self._scratch = (np.zeros((nc, NV)), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
