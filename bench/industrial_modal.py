@@ -44,8 +44,10 @@ grows.
 Target: fem's time at most 2x the reference's. ``--profile`` adds where fem's time goes: the
 time per step of fem and of the reference on variants of the model (no link; the plane links
 alone without friction, which fem runs in its lean loop; every link without friction; the
-model itself), over at most 1e5 steps, each piece of fem's step with links timed alone in a
-compiled loop, and the cProfile of fem's run (the share of the compiled loop). ``--quick``:
+model itself, both in fem's loop without Newton iteration, ``newmark_direct``), over at most
+1e5 steps, each piece of the general loop's step with links (the one a contact damper or
+located events take) timed alone in a compiled loop, and the cProfile of fem's run (the
+share of the compiled loop). ``--quick``:
 200 nodes, 40 modes, 10 links, 2e4 steps; ``--json``: one JSON object on stdout
 (``_common.Report``).
 """
@@ -489,8 +491,8 @@ def profile(data, steps: int) -> str:
     pieces = kernel_costs(dyn, links)
     return (f"Time per step (us) over {steps:,} steps, best of 2\n"
             + table(["model", "fem", "reference", "ratio"], rows)
-            + "\n\nThe pieces of fem's step with links, each timed alone in a compiled loop "
-              "(us per call)\n" + table(["piece", "us"], pieces)
+            + "\n\nThe pieces of the general loop's step with links, each timed alone in a "
+              "compiled loop (us per call)\n" + table(["piece", "us"], pieces)
             + "\n\ncProfile of fem's run (the model as it is)\n" + text.getvalue().rstrip())
 
 

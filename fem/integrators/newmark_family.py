@@ -24,6 +24,11 @@ end of the step (semismooth Newton; contacts whose mode keeps changing keep it o
 with ``"locate"`` the modes hold over the step and ``fem.integrators.events`` locates their
 changes. Central differences archive the velocity at the step, or with ``velocity =
 "half_step"`` v_n - dt/2 a_n = (u_n - u_n-1)/dt, the one code_aster's DIFF_CENTRE archives.
+
+Loops. Central differences with ``events = "step"`` skip the Newton iteration where the link
+forces follow from u~ alone: plane contacts without damper nor friction in the lean loop
+(``newmark_lean``), plane and circle contacts without damper, with or without friction, in
+``newmark_direct``; everything else runs the general loop (``newmark_steps._loop``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
                                      diverged, record_changes)
+from fem.integrators import newmark_direct
+from fem.integrators.newmark_direct import direct_loop
 from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
@@ -86,6 +93,13 @@ class NewmarkFamily(Scheme):
         self._rows = np.ascontiguousarray(contact_rows(self.P, self.L) if self.lean and nc
                                           else np.zeros((nc, n)))
         self._lean_columns: dict[float, np.ndarray] = {}
+        #: central differences whose link forces follow from the displacements alone:
+        #: ``newmark_direct`` (no Newton iteration)
+        self.direct = not self.lean and newmark_direct.qualifies(self.co, self.P,
+                                                                 self.kin.imposed, self.locate)
+        self._direct_rows = (newmark_direct.link_rows(self.P, self.L)
+                             if self.direct else np.zeros(0, np.int64))
+        self._direct: dict[float, tuple] = {}
         self._scratch = (np.zeros((nc, NV)), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
 
     # ------------------------------------------------------------------ set-up
@@ -169,6 +183,13 @@ class NewmarkFamily(Scheme):
                 i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
                 self.buf, self.cur, self.wk, out, row, self.log, half, self.energy,
                 self._rows, self._columns(dt, sops), *self._scratch)
+        elif self.direct and (factor.banded or sops.kind):
+            c = self.cur
+            status, i, parity, row = self.call(direct_loop)(
+                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
+                self.buf, c, self.wk, out, row, self.log, half, self._direct_rows,
+                *self._direct_parts(dt, sops))
+            self.cur = c if parity == 0 else 1 - c
         elif factor.banded or sops.kind:
             c = self.cur
             status, i, parity, row = self.call(_loop)(
@@ -192,6 +213,21 @@ class NewmarkFamily(Scheme):
             if len(self._lean_columns) > 8:
                 self._lean_columns.pop(next(iter(self._lean_columns)))
             self._lean_columns[dt] = found
+        return found
+
+    def _direct_parts(self, dt, sops):
+        """(L^T, (S^-1 L^T)^T on the links' rows, dense or empty; zero rates; scratch) for
+        ``direct_loop`` and the step dt."""
+        found = self._direct.get(dt)
+        if found is None:
+            rows = self._direct_rows
+            Z = sp.csc_matrix((sops.Zd, sops.Zi, sops.Zp), shape=(self.n, self.L.shape[0]))
+            LT, ZR = newmark_direct.dense_rows(self.L, rows, Z)
+            found = (LT, ZR, np.zeros(self.L.shape[0]),
+                     newmark_direct.aligned((newmark_direct.padded(rows.size),)))
+            if len(self._direct) > 8:
+                self._direct.pop(next(iter(self._direct)))
+            self._direct[dt] = found
         return found
 
     def _sparse_step(self, factor, sops, h, W, i, flags):

@@ -1,8 +1,9 @@
 """The compiled steps of the Newmark family (``fem.integrators.newmark_family`` states the
 equations): the predictors and the solve for each form of S (diagonal, dense, banded), the
 links and the new state of a step, and the step loop of the general case (double buffered:
-a step can be computed, found to contain an event, and not taken). The loop for the steps
-with nothing to undo is ``fem.integrators.newmark_lean``."""
+a step can be computed, found to contain an event, and not taken). The loops for the steps
+with nothing to undo and link forces from the predictor are ``fem.integrators.newmark_lean``
+and ``fem.integrators.newmark_direct``."""
 
 from __future__ import annotations
 

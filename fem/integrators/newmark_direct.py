@@ -1,0 +1,230 @@
+"""Central differences with link forces that depend on the displacements alone: the step
+loop of the Newmark family without the links' Newton iteration.
+
+With beta = 0 (and alpha = 0) the displacement at the end of a step is the predictor,
+u_n+1 = u~, so the link displacements d = L u~ are known before the acceleration.
+When no contact's force depends on the rate d' -- plane and circle penalty contacts without a
+normal damper, with or without friction whose tangential spring has no damper (the return
+mapping of ``fem.links.friction`` is a function of d and of the anchor the previous step
+left) -- the law gives the forces phi_n+1 at once, and
+
+    a_n+1 = a0 + S^-1 L^T phi_n+1,    v_n+1 = v~ + gamma dt a_n+1,
+
+with no iteration: the same step as the general loop's (``newmark_steps._loop``, whose
+Newton iteration converges there in one update), in the same arithmetic. The loop reads L
+and S^-1 L^T on the rows of the links' blocks only; on a modal basis these rows are dense
+(every mode moves every link) and are held as dense arrays, so that the product runs over
+contiguous memory (as axpy updates, in the order a row-by-row sum takes); otherwise (a
+physical basis: a few entries per row) the CSR parts of L and of Z = S^-1 L^T serve.
+
+Each step evaluates the law (``fem.links.law.evaluate``) at the new displacements with the
+values of the previous step (modes, anchors, sliding directions); its forces do not depend
+on the rates, so it is given zero rates, and the columns that do -- the penetration rate,
+the slip rate and the friction event function of a sliding contact -- are computed from the
+new velocity (``_rates``) where they are read: at a step that changes a contact's mode (the
+event log records the penetration rate as the speed of the change), at an archived step and
+at the end of the call (the state the driver reads). The energy terms are those of the
+general loop (``kernels.close_energy``: the loads' and dampers' work by the trapezoidal rule,
+the links' slip work and the stored energy lost at a release), which use no rate either.
+
+Everything else (a damper on a contact, rigid contacts, links on dofs with an imposed motion,
+events = "locate", Newmark and HHT) goes through the general loop; plane contacts without damper nor friction through the lean
+loop (``fem.integrators.newmark_lean``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
+                                     close_energy_inline, record_changes_of, state_at,
+                                     step_powers)
+from fem.integrators.newmark_steps import advance_state, predict_solve
+from fem.links.columns import (BLK, CIRCLE, CN, CT, G1, KIND, MODE, MU, NRM, PDOT, PLANE,
+                               SDIR, SLIP, VSL)
+from fem.links.friction import _project
+from fem.links.law import evaluate_inline as evaluate
+
+#: a row block denser than this is held dense (a modal basis)
+DENSE_FILL = 0.25
+
+
+def qualifies(co, P, imposed: bool, locate: bool) -> bool:
+    """Whether a Newmark-family scheme with coefficients ``co`` and contacts ``P`` runs in
+    ``direct_loop`` (module docstring); ``imposed``: the links' dofs have an imposed
+    motion (which the general loop takes)."""
+    if locate or imposed or P.shape[0] == 0 or co.beta != 0.0 or co.alpha != 0.0:
+        return False
+    shock = (P[:, KIND] == PLANE) | (P[:, KIND] == CIRCLE)
+    undamped = (P[:, CN] == 0.0) & ((P[:, MU] <= 0.0) | (P[:, CT] == 0.0))
+    return bool(np.all(shock & undamped))
+
+
+def link_rows(P, L) -> np.ndarray:
+    """The rows of d (3 m,) the contacts read whose L row is not zero (sorted)."""
+    blocks = np.unique(P[:, BLK].astype(np.int64))
+    rows = (3 * blocks[:, None] + np.arange(3)).ravel()
+    L = sp.csr_matrix(L)
+    return np.ascontiguousarray(rows[np.diff(L.indptr)[rows] > 0], np.int64)
+
+
+def dense_rows(L, rows, Z) -> tuple[np.ndarray, np.ndarray]:
+    """(L[rows]^T (n, r8), Z[:, rows]^T (r, n)) as dense arrays when the rows of L are
+    dense enough (``DENSE_FILL``), else two empty arrays (the loop then reads the CSR
+    parts). r8: len(rows) rounded up to a multiple of 8, the columns beyond it zero; both
+    start on a 64-byte boundary, so that each row of L^T does too (a row across two cache
+    lines, or stores to the sums that alias the loads, cost up to half the product here)."""
+    L = sp.csr_matrix(L)
+    n = L.shape[1]
+    sub = L[rows]
+    if rows.size == 0 or sub.nnz <= DENSE_FILL * rows.size * n:
+        return np.zeros((0, 0)), np.zeros((0, 0))
+    LT = aligned((n, padded(rows.size)))
+    LT[:, :rows.size] = sub.toarray().T
+    ZR = aligned((rows.size, n))
+    ZR[:] = sp.csc_matrix(Z)[:, rows].toarray().T
+    return LT, ZR
+
+
+def padded(size: int) -> int:
+    """``size`` rounded up to a multiple of 8 (the width of the products' sums)."""
+    return -(-size // 8) * 8
+
+
+def aligned(shape) -> np.ndarray:
+    """A C-contiguous array of zeros whose first entry lies on a 64-byte boundary."""
+    size = int(np.prod(shape))
+    raw = np.zeros(size + 8)
+    start = (-raw.ctypes.data % 64) // 8
+    return raw[start:start + size].reshape(shape)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
+                log, half_dt, rows, LT, ZR, zero, sums):
+    """Steps i0 + 1 ... k of a chunk (module docstring), alternating between the two buffers
+    as ``newmark_steps._loop`` does; returns (status, step, parity, rows) as it does. rows:
+    the rows of d the contacts read; LT, ZR: L^T and S^-1 L^T on them, dense (or (0, 0):
+    the CSR parts of kin and sops); zero: zeros (3 m,), the rates the law is given; sums
+    (len(rows),) scratch."""
+    flags = wk.flags
+    nc = P.shape[0]
+    n = wk.ut.size
+    beta, gamma = co.beta, co.gamma
+    energy = wk.quad[3] > 0.0
+    parity = 0
+    for i in range(i0 + 1, k + 1):
+        if log.count[0] + nc > log.time.size:
+            # the state reached was brought up to date when this was seen (below)
+            return FULL, i - 1, parity, row
+        c = cur if parity == 0 else 1 - cur
+        s0 = state_at(buf, c)
+        s1 = state_at(buf, 1 - c)
+        predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
+        ut, vt, a1, d1 = wk.ut, wk.vt, s1.a, s1.db
+        _rows_product(kin, rows, LT, ut, sums)
+        for r in range(rows.size):
+            d1[rows[r]] = sums[r]
+        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, False)
+        _scatter(sops, rows, ZR, s1.phi, a1)
+        x1, v1 = s1.x, s1.v
+        bad = 0
+        for j in range(n):
+            x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
+            bad += 0 if abs(x1[j]) <= DIVERGENCE_LIMIT else 1
+        if energy:
+            work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, W[i - 1], W[i], s0.x,
+                                       x1, s0.v, v1)
+            close_energy_inline(work, damped, kin.Lw, kin.imposed, P, W[i - 1], W[i], s0.cv,
+                                s1.cv, s0.phi, s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
+        if bad:
+            return DIVERGED, i, parity, row
+        changed = False
+        for q in range(nc):
+            changed = changed or s0.cv[q, MODE] != s1.cv[q, MODE]
+        if changed or archive[i] or i == k or log.count[0] + 2 * nc > log.time.size:
+            _rates(P, kin, rows, LT, v1, s1.cv, s1.dd, sums)
+        if changed:
+            record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
+                              log.speed, log.count)
+        if archive[i]:
+            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
+                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x1, v1, a1, s1.cv, s1.e,
+                           half_dt)
+            row += 1
+        parity = 1 - parity
+    return DONE, k, parity, row
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rows_product(kin, rows, LT, u, sums):
+    """sums = L[rows] u: dense, as axpy updates over the coordinates, four at a time (each
+    sum in the order of its row, so the same numbers as a row-by-row sum); else from the CSR
+    parts of L."""
+    if LT.shape[0]:
+        width = LT.shape[1]
+        n = u.size
+        for r in range(width):
+            sums[r] = 0.0
+        j = 0
+        while j + 4 <= n:
+            u0, u1, u2, u3 = u[j], u[j + 1], u[j + 2], u[j + 3]
+            for r in range(width):
+                s = sums[r] + LT[j, r] * u0
+                s = s + LT[j + 1, r] * u1
+                s = s + LT[j + 2, r] * u2
+                sums[r] = s + LT[j + 3, r] * u3
+            j += 4
+        while j < n:
+            uj = u[j]
+            for r in range(width):
+                sums[r] += LT[j, r] * uj
+            j += 1
+    else:
+        Ld, Li, Lp = kin.Ld, kin.Li, kin.Lp
+        for r in range(rows.size):
+            q = rows[r]
+            s = 0.0
+            for e in range(Lp[q], Lp[q + 1]):
+                s += Ld[e] * u[Li[e]]
+            sums[r] = s
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scatter(sops, rows, ZR, phi, a):
+    """a += S^-1 L^T phi over the rows the contacts load (in the order of the rows)."""
+    dense = ZR.shape[0] > 0
+    Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
+    for r in range(rows.size):
+        g = phi[rows[r]]
+        if g == 0.0:
+            continue
+        if dense:
+            for j in range(a.size):
+                a[j] += ZR[r, j] * g
+        else:
+            q = rows[r]
+            for e in range(Zp[q], Zp[q + 1]):
+                a[Zi[e]] += Zd[e] * g
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rates(P, kin, rows, LT, v, cv, dd, sums):
+    """The link rates dd = L v on the rows the contacts read, and the columns of the
+    law that depend on them (forces do not, here): the penetration rate n . d', and for a
+    sliding contact its slip rate e . Pt d' (e the sliding direction), which is also its
+    friction event function G1 (the law's values with the law deciding the modes)."""
+    _rows_product(kin, rows, LT, v, sums)
+    for r in range(rows.size):
+        dd[rows[r]] = sums[r]
+    for c in range(P.shape[0]):
+        o = 3 * int(P[c, BLK])
+        n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
+        cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+        if cv[c, MODE] == SLIP:
+            t0, t1, t2 = _project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
+            slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2
+            cv[c, VSL] = slip if slip > 0.0 else 0.0
+            cv[c, G1] = slip
