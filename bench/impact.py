@@ -457,17 +457,22 @@ def main(argv=None) -> int:
     print(f"\nat the end: {load_average()}")
     print(f"\nThe exact analysis against DOP853 (rtol {RATIO_RTOL:g}), {args.ratio_repeats} runs "
           f"of each in turn; {load_average()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        exact_time, dop_time, events, dop_events = exact_against_dop853(
-            restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
-    text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
-    print(text)
-    ratio_figures(report, exact_time, dop_time, events, reference)
-    print(f"at the end: {load_average()}")
+    ratio_section(report, reference, args.ratio_repeats)
     if status:
         print("\nfem's loop and the Python loop DISAGREE: the timings compare different "
               "computations")
     return report.finish(status)
+
+
+def ratio_section(report, reference, repeats: int) -> None:
+    """Time the exact analysis against DOP853, print the ratio and record it in ``report``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exact_time, dop_time, events, dop_events = exact_against_dop853(
+            restricted_study({"exact"}, Path(tmp)), repeats)
+    text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
+    print(text)
+    ratio_figures(report, exact_time, dop_time, events, reference)
+    print(f"at the end: {load_average()}")
 
 
 def ratio_figures(report, exact_time, dop_time, events, reference) -> None:
@@ -489,13 +494,7 @@ def exact_only(args, report) -> int:
           f"(rtol {RATIO_RTOL:g}) chained on the events, {args.ratio_repeats} runs of each in turn")
     print(f"{machine()}; {load_average()}")
     _, reference = scipy_events()
-    with tempfile.TemporaryDirectory() as tmp:
-        exact_time, dop_time, events, dop_events = exact_against_dop853(
-            restricted_study({"exact"}, Path(tmp)), args.ratio_repeats)
-    text, _ = ratio_report(exact_time, dop_time, events, dop_events, reference)
-    print(text)
-    ratio_figures(report, exact_time, dop_time, events, reference)
-    print(f"at the end: {load_average()}")
+    ratio_section(report, reference, args.ratio_repeats)
     return report.finish(0)
 
 
