@@ -11,9 +11,11 @@ sign on the step's dense output (``kernels.crossed``). Then :func:`locate`:
    scheme that has it (``scheme.dense_values``), or by linear interpolation (friction and
    bond-force functions);
 2. lands the scheme on it: the step is computed again from its start to the estimate
-   (``scheme.trial``), and the estimate is corrected by regula falsi (Illinois) on the
-   function of the recomputed state, inside a bracket that always holds the crossing, until
-   the function vanishes to round-off or the bracket is a few ulps wide; the step is then
+   (``scheme.trial``), and the estimate is corrected on the function of the recomputed
+   state, inside a bracket that always holds the crossing: by the secant through the last
+   two trials when it falls inside the bracket, by regula falsi (Illinois) otherwise, until
+   the function vanishes to round-off, the next correction is a few ulps of t from a trial
+   where the function has crossed, or the bracket is a few ulps wide; the step is then
    taken on the side where the function has crossed;
 3. changes the mode (``fem.links.law.affect`` for shock contacts, the impact law of
    ``fem.links.impact`` for rigid ones), then settles the instant (:func:`settle`): the laws
@@ -167,6 +169,7 @@ def _land(scheme, c, g, theta, lo, hi, glo):
     scale = None
     side = 0
     last = None
+    prev = None
     theta = min(max(theta, lo), hi)
     for _ in range(MAX_LANDING):
         if theta >= 1.0 - END_FRACTION:
@@ -199,11 +202,22 @@ def _land(scheme, c, g, theta, lo, hi, glo):
                 ghi *= 0.5
             side = 1
         if ghi is None:
+            prev = (theta, value)
             theta = hi
             continue
         new = lo + (hi - lo) * glo / (glo - ghi) if glo != ghi else 0.5 * (lo + hi)
         if not lo < new < hi:
             new = 0.5 * (lo + hi)
+        if prev is not None and prev[1] != value:
+            # the secant through the last two trials, near the crossing both, when it stays
+            # inside the bracket (regula falsi from a far end of the bracket converges slowly
+            # where g is curved)
+            secant = theta - value * (theta - prev[0]) / (value - prev[1])
+            if lo < secant < hi:
+                new = secant
+        if value <= 0.0 and abs(new - theta) * h <= ulp:
+            return True                 # this crossed trial is within a few ulps of the root
+        prev = (theta, value)
         theta = new
         if (hi - lo) * h <= ulp:
             break
