@@ -12,10 +12,21 @@ import h5py
 import numpy as np
 
 from postpro import layout
-from postpro.analyses import (_ANALYSIS_CLASSES, BLOCK_ROWS, Analysis, HarmonicAnalysis,
-                              ModalAnalysis, RandomAnalysis, SpectralAnalysis, StaticAnalysis,
-                              TransientAnalysis, _decode_table, _listing, _text, bounded)
+from postpro.analyses import (BLOCK_ROWS, Analysis, HarmonicAnalysis, ModalAnalysis,
+                              StaticAnalysis, TransientAnalysis, _decode_table, _listing, _text,
+                              bounded)
+from postpro.analyses_statistics import RandomAnalysis, SpectralAnalysis
 from postpro.errors import PostproError
+
+_ANALYSIS_CLASSES = {
+    "spectral": SpectralAnalysis,
+    "static": StaticAnalysis,
+    "transient": TransientAnalysis,
+    "harmonic": HarmonicAnalysis,
+    "random": RandomAnalysis,
+    "modes": ModalAnalysis,
+    "complex_modes": ModalAnalysis,
+}
 
 __all__ = ["BLOCK_ROWS", "CELLS", "Analysis", "HarmonicAnalysis", "ModalAnalysis",
            "RandomAnalysis", "Results", "SpectralAnalysis", "StaticAnalysis",
