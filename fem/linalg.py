@@ -25,8 +25,8 @@ class Factor:
     """A symmetric positive definite matrix, factorized.
 
     ``banded`` is True when the compiled path can use it: ``perm`` (n,) orders the
-    unknowns, ``lower`` (b+1, n) holds the Cholesky factor in LAPACK lower band storage and
-    ``band`` the same with the reciprocals of the diagonal in row 0 (what the solves use).
+    unknowns and ``band`` (b+1, n) holds the Cholesky factor L in LAPACK lower band storage
+    with the reciprocals of its diagonal in row 0 (the solves multiply).
     Otherwise ``solve`` goes through a sparse LU.
     """
 
@@ -37,8 +37,7 @@ class Factor:
         self.banded = False
         if n == 0:
             self.perm = np.zeros(0, np.int64)
-            self.lower = np.zeros((1, 0))
-            self.band = self.lower
+            self.band = np.zeros((1, 0))
             self.banded = True
             return
         P = matrix.tocoo()
@@ -55,9 +54,9 @@ class Factor:
             lower = P.row >= P.col
             ab[P.row[lower] - P.col[lower], P.col[lower]] += P.data[lower]
             try:
-                self.lower = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
-                self.band = self.lower.copy()
-                self.band[0] = 1.0 / self.lower[0]     # the solves multiply: no division chain
+                band = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
+                band[0] = 1.0 / band[0]     # the solves multiply: no division chain
+                self.band = band
                 self.perm = perm
                 self.banded = True
                 return
@@ -77,12 +76,69 @@ class Factor:
 
 
 @numba.njit(cache=True, nogil=True)
+def banded_sum_factor(M, C, K, c, k, band):
+    """The Cholesky factor of A = M + c C + k K into ``band`` (the storage of
+    ``Factor.band``: lower band rows, row 0 the reciprocals of L's diagonal), the three given
+    in LAPACK lower band storage (b+1, n) and summed entry by entry as the factor goes; False
+    when A is not positive definite. O(n b^2), no allocation: a step of a new size (an event
+    landing) factorizes its S this way."""
+    b = M.shape[0] - 1
+    n = M.shape[1]
+    if b == 1:
+        # tridiagonal: the pivots d_j = a_jj - a_j,j-1^2 / d_j-1 as reciprocals (one division
+        # on the recurrence's chain), then L_jj = sqrt(d_j) and L_j+1,j = a_j+1,j / L_jj
+        r = 0.0
+        for j in range(n):
+            a = M[0, j] + c * C[0, j] + k * K[0, j]
+            if j > 0:
+                e = M[1, j - 1] + c * C[1, j - 1] + k * K[1, j - 1]
+                a -= e * e * r
+            if not a > 0.0:
+                return False
+            r = 1.0 / a
+            band[0, j] = r
+        for j in range(n):
+            band[0, j] = np.sqrt(band[0, j])
+        for j in range(n - 1):
+            band[1, j] = (M[1, j] + c * C[1, j] + k * K[1, j]) * band[0, j]
+        band[1, n - 1] = 0.0
+        return True
+    for j in range(n):
+        # column j of L: L_ij = (a_ij - sum_p L_ip L_jp) / L_jj, p over the band before j
+        d = M[0, j] + c * C[0, j] + k * K[0, j]
+        for p in range(max(0, j - b), j):
+            d -= band[j - p, p] * band[j - p, p]
+        if not d > 0.0:
+            return False
+        inv = 1.0 / np.sqrt(d)
+        band[0, j] = inv
+        for i in range(j + 1, j + b + 1):
+            if i >= n:
+                band[i - j, j] = 0.0
+                continue
+            s = M[i - j, j] + c * C[i - j, j] + k * K[i - j, j]
+            for p in range(max(0, i - b), j):
+                s -= band[i - p, p] * band[j - p, p]
+            band[i - j, j] = s * inv
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
 def banded_solve(band, perm, rhs, out):
     """Solve L L^T x = rhs[perm], out[perm] = x.
 
     ``band`` is L in LAPACK lower band storage with row 0 replaced by 1 / diag(L).
     """
     banded_solve_into(band, perm, rhs, out, np.empty(band.shape[1]))
+
+
+@numba.njit(cache=True, nogil=True)
+def banded_solve_rows(band, perm, R):
+    """Each row of R (k, n) replaced by the solution of the system with that right-hand
+    side (``banded_solve``, in place)."""
+    x = np.empty(band.shape[1])
+    for k in range(R.shape[0]):
+        banded_solve_into(band, perm, R[k], R[k], x)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -15,8 +15,10 @@ sign on the step's dense output (``kernels.crossed``). Then :func:`locate`:
    state, inside a bracket that always holds the crossing: by the secant through the last
    two trials when it falls inside the bracket, by regula falsi (Illinois) otherwise, until
    the function vanishes to round-off, the next correction is a few ulps of t from a trial
-   where the function has crossed, or the bracket is a few ulps wide; the step is then
-   taken on the side where the function has crossed;
+   where the function has crossed, or the bracket is a few ulps wide; a secant correction
+   of less than a few hundred ulps (whose own error is far below an ulp) is taken with a
+   few ulps more, a last trial on the crossed side; the step is then taken on the side
+   where the function has crossed;
 3. changes the mode (``fem.links.law.affect`` for shock contacts, the impact law of
    ``fem.links.impact`` for rigid ones), then settles the instant (:func:`settle`): the laws
    are evaluated with the new modes and every mode that is now violated beyond round-off (a
@@ -50,6 +52,11 @@ MAX_CASCADE = 50
 MAX_EVENTS_PER_STEP = 64
 #: a crossing within this fraction of a step from its end is taken at the end
 END_FRACTION = 1e-12
+#: a secant correction below this many times the landing's few ulps of t lands at once
+FINAL_CORRECTION = 256
+#: that last trial's margin past the root, in the landing's few ulps of t (the recomputed
+#: function's round-off moves its root by a few ulps)
+FINAL_MARGIN = 4
 
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
@@ -170,6 +177,13 @@ def _land(scheme, c, g, theta, lo, hi, glo):
     side = 0
     last = None
     prev = None
+    final = False
+    # two values of the recomputed function known before the first trial: at the start of
+    # the step, and at the end of the step in the buffer (the pending one, or a trial)
+    known = [(0.0, float(scheme.buf.CV[scheme.cur][c, col]))]
+    done = getattr(scheme, "_trial", None)
+    if done is not None and done[0] > t_a:
+        known.append(((done[0] - t_a) / h, float(scheme.buf.CV[1 - scheme.cur][c, col])))
     theta = min(max(theta, lo), hi)
     for _ in range(MAX_LANDING):
         if theta >= 1.0 - END_FRACTION:
@@ -186,7 +200,7 @@ def _land(scheme, c, g, theta, lo, hi, glo):
         last = (theta, value)
         if value <= 0.0:
             hi, ghi = theta, value
-            if abs(value) <= 1e-13 * scale or (hi - lo) * h <= ulp:
+            if final or abs(value) <= 1e-13 * scale or (hi - lo) * h <= ulp:
                 return True
             if side == -1:
                 glo *= 0.5
@@ -208,22 +222,63 @@ def _land(scheme, c, g, theta, lo, hi, glo):
         new = lo + (hi - lo) * glo / (glo - ghi) if glo != ghi else 0.5 * (lo + hi)
         if not lo < new < hi:
             new = 0.5 * (lo + hi)
-        if prev is not None and prev[1] != value:
+        secant = None
+        if prev is None and len(known) == 2:
+            # after the first trial: the root of the parabola through it and the two values
+            # known before (the function of the recomputed step is smooth in its size; the
+            # first trial is near the root, so the parabola's error there is small)
+            root = _parabola_root(known + [(theta, value)], lo, hi)
+            if root is not None:
+                new = root
+        elif prev is not None and prev[1] != value:
             # the secant through the last two trials, near the crossing both, when it stays
             # inside the bracket (regula falsi from a far end of the bracket converges slowly
             # where g is curved)
             secant = theta - value * (theta - prev[0]) / (value - prev[1])
             if lo < secant < hi:
                 new = secant
+            else:
+                secant = None
         if value <= 0.0 and abs(new - theta) * h <= ulp:
             return True                 # this crossed trial is within a few ulps of the root
         prev = (theta, value)
+        final = False
+        if secant is not None and abs(secant - theta) * h <= FINAL_CORRECTION * ulp:
+            # the secant converges superlinearly: a correction this small leaves an error
+            # of the order of its square, far below an ulp; the last trial lands a few ulps
+            # past the root, on the side where the function has crossed
+            final = True
+            new = min(new + FINAL_MARGIN * ulp / h, hi)
+            if value <= 0.0 and new >= theta:
+                return True             # this crossed trial is the one to take
         theta = new
         if (hi - lo) * h <= ulp:
             break
     if last is None or last[1] > 0.0:
         _trial(scheme, t_a + hi * h if hi < 1.0 - END_FRACTION else t_b)
     return True
+
+
+def _parabola_root(points, lo, hi):
+    """The root inside (lo, hi) of the parabola through three (theta, g) points (None when
+    it has none there, or the points are not distinct)."""
+    (x0, y0), (x1, y1), (x2, y2) = points
+    if x0 == x1 or x1 == x2 or x0 == x2:
+        return None
+    # Newton's form about the last point: g = y2 + b (x - x2) + a (x - x2)^2
+    d01 = (y1 - y0) / (x1 - x0)
+    d12 = (y2 - y1) / (x2 - x1)
+    a = (d12 - d01) / (x2 - x0)
+    b = d12 + a * (x2 - x1)
+    disc = b * b - 4.0 * a * y2
+    if disc < 0.0 or b == 0.0:
+        return None
+    # the root nearest the last point, in the form without cancellation
+    q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
+    root = x2 + y2 / q if q != 0.0 else None
+    if root is None or not lo < root < hi:
+        return None
+    return root
 
 
 def _trial(scheme, t):

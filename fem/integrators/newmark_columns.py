@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from fem.integrators.newmark_links import check_link, resolvable
 from fem.integrators.newmark_steps import StepOperators
-from fem.linalg import Factor
+from fem.linalg import Factor, banded_solve_rows, banded_sum_factor
 from fem.links.columns import BLK, OPEN
 
 #: active sets whose step operators a step size keeps
@@ -36,8 +36,8 @@ KEEP_SETS = 8
 class Bands:
     """M, C and K in the band storage (ordering and width) of the first banded factor of S:
     the S of another step size is their weighted sum, S = M + c C + k K entry by entry in
-    the order the sparse sum takes, factorized by LAPACK without the sparse work (the
-    ordering and the width depend on the pattern of S alone). ``of`` gives False when a
+    the order the sparse sum takes, factorized by a compiled band Cholesky without the sparse
+    work (the ordering and the width depend on the pattern of S alone). ``of`` gives False when a
     matrix has entries outside the band."""
 
     def __init__(self, perm, parts):
@@ -47,7 +47,7 @@ class Bands:
     @classmethod
     def of(cls, dyn, factor):
         perm = factor.perm
-        b, n = factor.lower.shape[0] - 1, factor.lower.shape[1]
+        b, n = factor.band.shape[0] - 1, factor.band.shape[1]
         parts = []
         for A in (dyn.mass, dyn.damping, dyn.stiffness):
             P = sp.csr_matrix(A)[perm][:, perm].tocoo()
@@ -61,32 +61,12 @@ class Bands:
 
     def factor(self, c: float, k: float):
         """The Factor of M + c C + k K, or None when it is not positive definite."""
-        import scipy.linalg
-        import scipy.linalg.lapack
-
         M, C, K = self.parts
-        ab = M + c * C
-        ab += k * K
-        if ab.shape[0] == 2:
-            # tridiagonal: L D L^T (LAPACK's pttrf), then L D^1/2 in band storage
-            d, e, info = scipy.linalg.lapack.dpttrf(ab[0], ab[1, :-1])
-            if info != 0:
-                return None
-            root = np.sqrt(d)
-            lower = np.empty_like(ab)
-            lower[0] = root
-            lower[1, :-1] = e * root[:-1]
-            lower[1, -1] = 0.0
-        else:
-            try:
-                lower = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                return None
+        band = np.empty_like(M)
+        if not banded_sum_factor(M, C, K, float(c), float(k), band):
+            return None
         f = Factor.__new__(Factor)
-        f.n, f.banded, f.perm, f.lower = lower.shape[1], True, self.perm, lower
-        f.band = np.empty_like(lower)
-        f.band[0] = 1.0 / lower[0]
-        f.band[1:] = lower[1:]
+        f.n, f.banded, f.perm, f.band = band.shape[1], True, self.perm, band
         return f
 
 
@@ -133,8 +113,10 @@ class StepSize:
                 SK, SC = np.ascontiguousarray(SiK.T), np.ascontiguousarray(SiC.T)
                 SB = np.ascontiguousarray((Si @ np.asarray(dyn.B)).T)
         self.base = (band, perm, kind, diag_inv, SK, SC, SB)
-        #: link b -> (its columns of Z transposed (3, n), of W (3 m, 3))
+        #: link b -> (its rows q of L that are not zero, its columns of Z transposed
+        #: (len(q), n), of W (3 m, len(q)))
         self.columns: dict[int, tuple] = {}
+        self._batch = None
         self.sets: dict = {}
         self.full_ops = None
 
@@ -145,29 +127,43 @@ class StepSize:
     def _make(self, blocks):
         """The columns of the links ``blocks`` not made yet (and, for the grid's step sizes,
         the check of their contacts' stiffness against the step's: a step cut at an event
-        is shorter, and k beta h^2 L S(h)^-1 L^T grows with h)."""
+        is shorter, and k beta h^2 L S(h)^-1 L^T grows with h). A link keeps the columns of
+        its rows of L that are not zero (a link along one axis of the model has one): the
+        rows q, Z's columns transposed (len(q), n) and W's (3 m, len(q))."""
         new = [b for b in blocks if b not in self.columns]
         if not new:
             return
         sc = self.scheme
-        Zt = np.zeros((3 * len(new), self.n))
-        W = np.zeros((3 * self.m, 3 * len(new)))
+        rows = [sc.link_columns(b) for b in new]
+        Zt = np.zeros((sum(len(r) for r in rows), self.n))
+        k = 0
+        for found in rows:
+            for _, index, values in found:
+                Zt[k, index] = values
+                k += 1
+        if self.factor.banded:
+            banded_solve_rows(self.factor.band, self.factor.perm, Zt)
+        else:
+            for k in range(Zt.shape[0]):
+                Zt[k] = self._solve(Zt[k])
+        # W = L Z on these columns (L's entries as coordinates)
         row, col, data = sc.link_entries()
-        rhs = np.zeros(self.n)
-        for k, b in enumerate(new):
-            for q, index, values in sc.link_columns(b):
-                rhs[index] = values
-                z = Zt[3 * k + q] = self._solve(rhs)
-                rhs[index] = 0.0
-                # W = L Z, column by column (L's entries as coordinates)
-                W[:, 3 * k + q] = np.bincount(row, weights=data * z[col], minlength=W.shape[0])
-        for k, b in enumerate(new):
+        W = np.empty((3 * self.m, Zt.shape[0]))
+        for k in range(Zt.shape[0]):
+            W[:, k] = np.bincount(row, weights=data * Zt[k, col], minlength=W.shape[0])
+        k = 0
+        for b, found in zip(new, rows):
+            qs = tuple(q for q, _, _ in found)
+            part = (qs, Zt[k:k + len(qs)], W[:, k:k + len(qs)])
+            k += len(qs)
             if self.checked:
-                Wb = W[3 * b:3 * b + 3, 3 * k:3 * k + 3]
+                Wb = np.zeros((3, 3))
+                Wb[:, list(qs)] = W[3 * b:3 * b + 3, k - len(qs):k]
                 for c in np.nonzero(sc.P[:, BLK] == b)[0]:
                     check_link(sc.P, int(c), 0.5 * (Wb + Wb.T), self.bd, sc.links, sc.label,
                                sc.t)
-            self.columns[b] = (Zt[3 * k:3 * k + 3], W[:, 3 * k:3 * k + 3])
+            self.columns[b] = part
+        self._batch = (tuple(new), Zt)
 
     def operators(self, blocks) -> StepOperators:
         """The step operators with the links ``blocks`` (sorted tuple) able to carry a force;
@@ -177,24 +173,34 @@ class StepSize:
         found = self.sets.get(blocks)
         if found is not None:
             return found
+        self._batch = None
         self._make(blocks)
-        m3 = 3 * self.m
+        n, m3 = self.n, 3 * self.m
         act = np.array([3 * b + q for b in blocks for q in range(3)], np.int64)
         slot = np.full(max(self.m, 1), -1, np.int64)
         slot[list(blocks)] = np.arange(len(blocks))
-        if blocks:
-            Zd = np.concatenate([self.columns[b][0].ravel() for b in blocks])
-            Wa = np.hstack([self.columns[b][1] for b in blocks])
-            # W is symmetric: its square part on the active rows made so to round-off
-            Wa[act] = 0.5 * (Wa[act] + Wa[act].T)
+        # Z (n, na) in CSC form: a dense column per row of L that is not zero, none for the
+        # others
+        Zp = np.zeros(act.size + 1, np.int64)
+        Wa = np.zeros((m3, act.size))
+        parts = [self.columns[b] for b in blocks]
+        for kb, (qs, _, Wb) in enumerate(parts):
+            for j, q in enumerate(qs):
+                Zp[3 * kb + q + 1] = n
+                Wa[:, 3 * kb + q] = Wb[:, j]
+        np.cumsum(Zp, out=Zp)
+        if self._batch is not None and self._batch[0] == blocks:
+            Zd = self._batch[1].ravel()          # made together, in this order: no copy
+        elif parts:
+            Zd = np.concatenate([Zt.ravel() for _, Zt, _ in parts])
         else:
             Zd = np.zeros(0)
-            Wa = np.zeros((m3, 0))
-        # Z (n, na) dense, column after column
-        Zi, Zp = self.scheme.dense_index(act.size)
+        Zi = self.scheme.dense_index(Zd.size // max(n, 1))[0]
+        if blocks:
+            # W is symmetric: its square part on the active rows made so to round-off
+            Wa[act] = 0.5 * (Wa[act] + Wa[act].T)
         band, perm, kind, diag_inv, SK, SC, SB = self.base
-        ops = StepOperators(band, perm, Zd, Zi, Zp, np.ascontiguousarray(Wa), act, slot, kind,
-                            diag_inv, SK, SC, SB)
+        ops = StepOperators(band, perm, Zd, Zi, Zp, Wa, act, slot, kind, diag_inv, SK, SC, SB)
         if len(self.sets) >= KEEP_SETS:
             self.sets.pop(next(iter(self.sets)))
         self.sets[blocks] = ops
