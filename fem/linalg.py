@@ -136,9 +136,43 @@ def banded_solve(band, perm, rhs, out):
 def banded_solve_rows(band, perm, R):
     """Each row of R (k, n) replaced by the solution of the system with that right-hand
     side (``banded_solve``, in place)."""
-    x = np.empty(band.shape[1])
-    for k in range(R.shape[0]):
+    n = band.shape[1]
+    x = np.empty(n)
+    k = 0
+    if band.shape[0] == 2:
+        # tridiagonal: two rows at a time, their recurrences interleaved (each step of one
+        # waits on the step before; two chains keep the unit busy)
+        y = np.empty(n)
+        while k + 2 <= R.shape[0]:
+            r0, r1 = R[k], R[k + 1]
+            s0 = s1 = 0.0
+            for j in range(n):
+                p = perm[j]
+                if j > 0:
+                    s0 = (r0[p] - band[1, j - 1] * s0) * band[0, j]
+                    s1 = (r1[p] - band[1, j - 1] * s1) * band[0, j]
+                else:
+                    s0 = r0[p] * band[0, 0]
+                    s1 = r1[p] * band[0, 0]
+                x[j] = s0
+                y[j] = s1
+            s0 = s1 = 0.0
+            for j in range(n - 1, -1, -1):
+                if j < n - 1:
+                    s0 = (x[j] - band[1, j] * s0) * band[0, j]
+                    s1 = (y[j] - band[1, j] * s1) * band[0, j]
+                else:
+                    s0 = x[j] * band[0, j]
+                    s1 = y[j] * band[0, j]
+                x[j] = s0
+                y[j] = s1
+            for j in range(n):
+                r0[perm[j]] = x[j]
+                r1[perm[j]] = y[j]
+            k += 2
+    while k < R.shape[0]:
         banded_solve_into(band, perm, R[k], R[k], x)
+        k += 1
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

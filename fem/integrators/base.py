@@ -33,7 +33,9 @@ changes in ``log`` (``kernels.EventLog``), which the driver drains after each ca
 What the driver reads: ``t``, ``cur``, ``buf``, ``P``, ``pending``, ``steps``, ``rejected``,
 ``log``, ``locate``, ``fixed_step``, ``adaptive``, ``name``, ``label``; ``dense_values``
 (``None``, or a function giving the event functions at fractions of the pending step, for a
-scheme whose dense output is the exact solution); ``stability_limit()``.
+scheme whose dense output is the exact solution); ``stability_limit()``; optionally
+``landing_rates()`` (the link rates at the end of the pending step whose cubic Hermite the
+recomputed step follows, for the locator's first trial: ``fem.integrators.landing``).
 A subclass implements ``run_steps`` (compiled loop over knots) and ``single_step`` (one step of
 any size with given modes), or overrides ``advance``/``trial`` (adaptive and exact schemes).
 """

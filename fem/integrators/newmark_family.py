@@ -48,6 +48,7 @@ from fem.integrators.newmark_links import MAX_ITERATIONS
 from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
                                            finish_step, predict_step, single)
 from fem.links.columns import NV
+from fem.linalg import as_csr
 
 
 # --------------------------------------------------------------------------- the scheme
@@ -148,10 +149,12 @@ class NewmarkFamily(Scheme):
         found = self._link_columns.get(b)
         if found is None:
             found = []
+            L = as_csr(self.L)
             for q in range(3):
-                row = self.L[3 * b + q]
-                if row.nnz:
-                    found.append((q, row.indices.astype(np.int64), row.data.astype(float)))
+                start, end = L.indptr[3 * b + q], L.indptr[3 * b + q + 1]
+                if end > start:
+                    found.append((q, L.indices[start:end].astype(np.int64),
+                                  L.data[start:end].astype(float)))
             self._link_columns[b] = found
         return found
 
@@ -276,6 +279,24 @@ class NewmarkFamily(Scheme):
         return self.call(single)(float(h), self.co, self.ops, self.kin, self.P, sops, W,
                                  states[c], states[1 - c], self.wk, np.asarray(flags, float),
                                  bool(self.links))
+
+    def landing_rates(self):
+        """The link rates at the end of the pending step that make the cubic Hermite of the
+        link displacements (the dense output of the event search) the step recomputed to a
+        shorter size: u(h) = u0 + h v0 + (1/2 - beta) h^2 a0 + beta h^2 a(h), with a(h) the
+        straight line from a0 to the pending step's a1, is a cubic in h whose value at the
+        full step is the pending u1 and whose rate there is v0 + dt (a0 + 3 beta (a1 -
+        a0)) (not v1). The landing's first trial is then much nearer the root (exact for
+        central differences, whose u(h) does not depend on a(h))."""
+        c, b = self.cur, self.buf
+        dt = self.pending[0] - self.t
+        kin = self.kin
+        da0 = self.L @ b.A[c]
+        da1 = self.L @ b.A[1 - c]
+        if kin.imposed:
+            da0 = da0 + kin.La @ np.asarray(self.w, float)
+            da1 = da1 + kin.La @ np.asarray(self.pending[1], float)
+        return b.DD[c] + dt * (da0 + 3.0 * self.co.beta * (da1 - da0))
 
     def archive_half_dt(self, dt):
         return 0.5 * dt if self.half_step_velocity else 0.0
