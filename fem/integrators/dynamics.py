@@ -27,7 +27,10 @@ from fem.linalg import as_csr, csr_parts
 class Operators(NamedTuple):
     """CSR parts of K, C and M, and B (n, nb), for the compiled loops; Kdiag, Cdiag the
     diagonals of K and C when both are diagonal (a modal basis with uncoupled damping),
-    empty otherwise."""
+    empty otherwise; K and C by diagonals when they are narrow in the order of the unknowns
+    (``diagonals``): the offsets (nd,) of the diagonals that hold their entries and Kdia,
+    Cdia (nd, n), row i of A times x being sum_q Adia[q, i] x[i + offsets[q]]; offsets empty
+    otherwise."""
     Kd: np.ndarray
     Ki: np.ndarray
     Kp: np.ndarray
@@ -40,6 +43,9 @@ class Operators(NamedTuple):
     B: np.ndarray
     Kdiag: np.ndarray
     Cdiag: np.ndarray
+    offsets: np.ndarray
+    Kdia: np.ndarray
+    Cdia: np.ndarray
 
 
 class Kinematics(NamedTuple):
@@ -105,8 +111,9 @@ class Dynamics:
         diagonal = all(_is_diagonal(A) for A in (K, C))
         kd = np.ascontiguousarray(K.diagonal(), np.float64) if diagonal else np.zeros(0)
         cd = np.ascontiguousarray(C.diagonal(), np.float64) if diagonal else np.zeros(0)
+        offsets, Kdia, Cdia = diagonals(K, C)
         return Operators(*csr_parts(K), *csr_parts(C), *csr_parts(self.mass),
-                         np.ascontiguousarray(self.B, np.float64), kd, cd)
+                         np.ascontiguousarray(self.B, np.float64), kd, cd, offsets, Kdia, Cdia)
 
     def kinematics(self) -> Kinematics:
         imposed = bool(np.any(self.Lw) or np.any(self.Lv) or np.any(self.La))
@@ -130,6 +137,44 @@ class Dynamics:
             return lambda rhs: (rhs.T / d).T
         lu = scipy.sparse.linalg.splu(sp.csc_matrix(self.mass))
         return lambda rhs: lu.solve(np.asarray(rhs, float))
+
+
+#: K and C go by diagonals when their entries lie on at most this many diagonals ...
+MAX_DIAGONALS = 9
+#: ... that hold at least this share of stored entries (the others are zeros)
+MIN_DIAGONAL_FILL = 0.5
+
+
+def diagonals(K: sp.csr_matrix, C: sp.csr_matrix):
+    """(offsets, Kdia, Cdia) of ``Operators`` for K and C together, or empty arrays when
+    their entries lie on more than MAX_DIAGONALS diagonals, fill them too sparsely, or
+    lie on the main diagonal alone (a product by diagonals then gains nothing). A chain
+    numbered along its length is tridiagonal: the Newmark predictor's products go over
+    contiguous diagonals, which the compiler vectorizes, rather than through the CSR
+    indices."""
+    n = K.shape[0]
+    empty = (np.zeros(0, np.int64), np.zeros((0, n)), np.zeros((0, n)))
+    offs = set()
+    nnz = 0
+    for A in (K, C):
+        A = A.tocoo()
+        keep = A.data != 0
+        offs.update(np.unique(A.col[keep] - A.row[keep]).tolist())
+        nnz = max(nnz, int(np.count_nonzero(keep)))
+    if not n or len(offs) > MAX_DIAGONALS or offs <= {0} or nnz < MIN_DIAGONAL_FILL * len(offs) * n:
+        return empty
+    offsets = np.array(sorted(offs), np.int64)
+    out = []
+    for A in (K, C):
+        D = np.zeros((offsets.size, n))
+        for q, o in enumerate(offsets):
+            d = A.diagonal(int(o))
+            if o >= 0:
+                D[q, :n - o] = d
+            else:
+                D[q, -o:] = d
+        out.append(D)
+    return (offsets, *out)
 
 
 def _is_diagonal(A: sp.csr_matrix) -> bool:

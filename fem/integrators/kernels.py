@@ -227,6 +227,22 @@ def step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1):
     joins two dofs). The sums run on independent partial sums (a chain of additions, one
     per dof, would bound the loop by the adder's latency)."""
     n = x0.size
+    work = _loads_power(B, w0, w1, x0, x1)
+    d0 = d1 = 0.0
+    j = 0
+    while j + 2 <= n:
+        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
+        d1 += (x1[j + 1] - x0[j + 1]) * _damper_row(j + 1, Cd, Ci, Cp, v0, v1)
+        j += 2
+    if j < n:
+        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
+    return work, d0 + d1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _loads_power(B, w0, w1, x0, x1):
+    """Twice the work of the loads over a step, (x1 - x0) . B (w0 + w1)."""
+    n = x0.size
     work = 0.0
     for c in range(B.shape[1]):
         wc = w0[c] + w1[c]
@@ -244,15 +260,31 @@ def step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1):
             s0 += B[j, c] * (x1[j] - x0[j])
             j += 1
         work += wc * ((s0 + s1) + (s2 + s3))
-    d0 = d1 = 0.0
-    j = 0
-    while j + 2 <= n:
-        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
-        d1 += (x1[j + 1] - x0[j + 1]) * _damper_row(j + 1, Cd, Ci, Cp, v0, v1)
-        j += 2
-    if j < n:
-        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
-    return work, d0 + d1
+    return work
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def step_powers_dia(B, offsets, Cdia, w0, w1, x0, x1, v0, v1):
+    """``step_powers`` with C by diagonals (``dynamics.Operators``)."""
+    work = _loads_power(B, w0, w1, x0, x1)
+    n = x0.size
+    d0 = d1 = d2 = d3 = 0.0
+    for q in range(offsets.size):
+        o = offsets[q]
+        lo = max(0, -o)
+        hi = min(n, n - o)
+        cd = Cdia[q]
+        i = lo
+        while i + 4 <= hi:
+            d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
+            d1 += (x1[i + 1] - x0[i + 1]) * cd[i + 1] * (v0[i + 1 + o] + v1[i + 1 + o])
+            d2 += (x1[i + 2] - x0[i + 2]) * cd[i + 2] * (v0[i + 2 + o] + v1[i + 2 + o])
+            d3 += (x1[i + 3] - x0[i + 3]) * cd[i + 3] * (v0[i + 3 + o] + v1[i + 3 + o])
+            i += 4
+        while i < hi:
+            d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
+            i += 1
+    return work, (d0 + d1) + (d2 + d3)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -14,8 +14,8 @@ import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, FULL,
                                      NOT_SETTLED, archive_row_of, close_energy_inline, crossed,
-                                     csr_product, frozen_modes, step_powers, record_changes_of,
-                                     state_at)
+                                     csr_product, frozen_modes, record_changes_of, state_at,
+                                     step_powers, step_powers_dia)
 from fem.integrators.newmark_links import solve_links
 from fem.linalg import banded_solve_into, csr_matvec_add
 
@@ -106,11 +106,29 @@ def _predict(dt, co, ops, W, i, s0, wk):
         for c in range(nb):
             f += B[j, c] * (s * W[i, c] - alpha * W[i - 1, c])
         rhs[j] = f
+    if ops.offsets.size and alpha == 0.0:
+        dia_products(ops.offsets, ops.Kdia, ops.Cdia, ut, vt, -s, rhs)
+        return
     csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, ut, -s, rhs)
     csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, vt, -s, rhs)
     if alpha != 0.0:
         csr_matvec_add(ops.Kd, ops.Ki, ops.Kp, x, alpha, rhs)
         csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, alpha, rhs)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def dia_products(offsets, Kdia, Cdia, u, v, scale, out):
+    """out += scale (K u + C v), K and C by diagonals (``dynamics.Operators``): a loop over
+    the contiguous entries of each diagonal, which the compiler vectorizes."""
+    n = out.size
+    for q in range(offsets.size):
+        o = offsets[q]
+        lo = max(0, -o)
+        hi = min(n, n - o)
+        kd = Kdia[q]
+        cd = Cdia[q]
+        for i in range(lo, hi):
+            out[i] += scale * (kd[i] * u[i + o] + cd[i] * v[i + o])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -245,7 +263,10 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
         x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
         bad += 0 if abs(x1[j]) <= DIVERGENCE_LIMIT else 1
     if wk.quad[3] > 0.0:
-        work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
+        if ops.offsets.size:
+            work, damped = step_powers_dia(B, ops.offsets, ops.Cdia, w0, w1, x0, x1, v0, v1)
+        else:
+            work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
         close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
                             s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
     return DIVERGED if bad else DONE
