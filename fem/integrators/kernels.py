@@ -224,76 +224,51 @@ def dof_powers(j, dx, B, Cd, Ci, Cp, w0, w1, v0, v1):
 def step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1):
     """Twice the work of the loads and of the structural dampers over a step from (x0, v0)
     to (x1, v1): ``dof_powers`` summed over the dofs (every new velocity is needed: a damper
-    joins two dofs). The sums run on independent partial sums (a chain of additions, one
-    per dof, would bound the loop by the adder's latency)."""
-    n = x0.size
-    work = _loads_power(B, w0, w1, x0, x1)
-    d0 = d1 = 0.0
-    j = 0
-    while j + 2 <= n:
-        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
-        d1 += (x1[j + 1] - x0[j + 1]) * _damper_row(j + 1, Cd, Ci, Cp, v0, v1)
-        j += 2
-    if j < n:
-        d0 += (x1[j] - x0[j]) * _damper_row(j, Cd, Ci, Cp, v0, v1)
-    return work, d0 + d1
+    joins two dofs)."""
+    work = 0.0
+    damped = 0.0
+    for j in range(x0.size):
+        pw, pd = dof_powers(j, x1[j] - x0[j], B, Cd, Ci, Cp, w0, w1, v0, v1)
+        work += pw
+        damped += pd
+    return work, damped
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _loads_power(B, w0, w1, x0, x1):
-    """Twice the work of the loads over a step, (x1 - x0) . B (w0 + w1)."""
+@numba.njit(cache=True, nogil=True)
+def step_powers_dia(B, offsets, Cdia, w0, w1, x0, x1, v0, v1):
+    """``step_powers`` with C by diagonals (``dynamics.Operators``), on independent partial
+    sums (a chain of additions, one per entry, would bound the loop by the adder's latency).
+    A call of its own, not compiled into the step loops (their compile time grows with what
+    they inline)."""
     n = x0.size
     work = 0.0
     for c in range(B.shape[1]):
         wc = w0[c] + w1[c]
         if wc == 0.0:
             continue
-        s0 = s1 = s2 = s3 = 0.0
+        s0 = s1 = 0.0
         j = 0
-        while j + 4 <= n:
+        while j + 2 <= n:
             s0 += B[j, c] * (x1[j] - x0[j])
             s1 += B[j + 1, c] * (x1[j + 1] - x0[j + 1])
-            s2 += B[j + 2, c] * (x1[j + 2] - x0[j + 2])
-            s3 += B[j + 3, c] * (x1[j + 3] - x0[j + 3])
-            j += 4
-        while j < n:
+            j += 2
+        if j < n:
             s0 += B[j, c] * (x1[j] - x0[j])
-            j += 1
-        work += wc * ((s0 + s1) + (s2 + s3))
-    return work
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def step_powers_dia(B, offsets, Cdia, w0, w1, x0, x1, v0, v1):
-    """``step_powers`` with C by diagonals (``dynamics.Operators``)."""
-    work = _loads_power(B, w0, w1, x0, x1)
-    n = x0.size
-    d0 = d1 = d2 = d3 = 0.0
+        work += wc * (s0 + s1)
+    d0 = d1 = 0.0
     for q in range(offsets.size):
         o = offsets[q]
         lo = max(0, -o)
         hi = min(n, n - o)
         cd = Cdia[q]
         i = lo
-        while i + 4 <= hi:
+        while i + 2 <= hi:
             d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
             d1 += (x1[i + 1] - x0[i + 1]) * cd[i + 1] * (v0[i + 1 + o] + v1[i + 1 + o])
-            d2 += (x1[i + 2] - x0[i + 2]) * cd[i + 2] * (v0[i + 2 + o] + v1[i + 2 + o])
-            d3 += (x1[i + 3] - x0[i + 3]) * cd[i + 3] * (v0[i + 3 + o] + v1[i + 3 + o])
-            i += 4
-        while i < hi:
+            i += 2
+        if i < hi:
             d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
-            i += 1
-    return work, (d0 + d1) + (d2 + d3)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _damper_row(j, Cd, Ci, Cp, v0, v1):
-    """(C (v0 + v1))_j."""
-    s = 0.0
-    for k in range(Cp[j], Cp[j + 1]):
-        s += Cd[k] * (v0[Ci[k]] + v1[Ci[k]])
-    return s
+    return work, d0 + d1
 
 
 @numba.njit(cache=True, nogil=True)

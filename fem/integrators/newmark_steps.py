@@ -116,10 +116,12 @@ def _predict(dt, co, ops, W, i, s0, wk):
         csr_matvec_add(ops.Cd, ops.Ci, ops.Cp, v, alpha, rhs)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def dia_products(offsets, Kdia, Cdia, u, v, scale, out):
     """out += scale (K u + C v), K and C by diagonals (``dynamics.Operators``): a loop over
-    the contiguous entries of each diagonal, which the compiler vectorizes."""
+    the contiguous entries of each diagonal, which the compiler vectorizes. A call of its
+    own, not compiled into the step loops (their compile time grows with what they
+    inline)."""
     n = out.size
     for q in range(offsets.size):
         o = offsets[q]
