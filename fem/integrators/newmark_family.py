@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
-                                     diverged, make_outputs, record_changes)
+                                     diverged, record_changes)
 from fem.integrators import newmark_direct
 from fem.integrators.newmark_direct import direct_loop
 from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
@@ -47,7 +47,7 @@ from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
 from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
                                            finish_step, predict_step, single)
-from fem.links.columns import NA, NV
+from fem.links.columns import NV
 from fem.linalg import as_csr
 
 
@@ -71,8 +71,6 @@ class NewmarkFamily(Scheme):
                                0.0 if equilibrium == "modified" else float(alpha))
         self.half_step_velocity = velocity == "half_step"
         self._ops_cache: dict[float, tuple] = {}
-        #: a one-step loop's archive flags and rows (``single_step``)
-        self._one = None
         self._spare: dict[float, tuple] = {}
         m3 = self.L.shape[0]
         nr = self._nr = len(links.rigid) if links else 0
@@ -277,18 +275,6 @@ class NewmarkFamily(Scheme):
         if not (factor.banded or sops.kind):
             return self._sparse_step(factor, sops, h, W, 1, flags)
         c = self.cur
-        if self.locate:
-            # the step loop itself over one step of size h, its modes frozen to those of the
-            # current state (which ``flags`` are, with events = "locate"): one compiled step
-            # body for the steps of the grid and those cut at events (each costs minutes to
-            # compile); an event found in this step is the caller's to handle
-            if self._one is None:
-                self._one = (np.zeros(2, np.bool_), make_outputs(1, self.n, self.P.shape[0], NA))
-            status, _, _, _ = self.call(_loop)(
-                0, 1, np.array([self.t, self.t + h]), float(h), self.co, self.ops, self.kin,
-                self.P, sops, W, self._one[0], self.buf, c, self.wk, self._one[1], 0, True,
-                self.log, 0.0, bool(self.links))
-            return DONE if status == EVENT else status
         states = self._states
         return self.call(single)(float(h), self.co, self.ops, self.kin, self.P, sops, W,
                                  states[c], states[1 - c], self.wk, np.asarray(flags, float),
