@@ -137,13 +137,14 @@ def _integrate(scheme, grid, *, x0, v0, acceleration, sink, progress, result) ->
 
 def _run_chunk(scheme, chunk, sink, result):
     n, nc = scheme.n, scheme.P.shape[0]
-    capacity = int(np.count_nonzero(chunk.archive)) + (256 if scheme.adaptive else 0) + 2
+    capacity = int(np.count_nonzero(chunk.archive)) + (256 if scheme.adaptive else 0) + 8
     out = make_outputs(capacity, n, nc, NA)
     scheme.begin(chunk)
     row = 0
     storm_at, storm = None, 0
     limit = step_limit.get()
     while True:
+        before = (scheme.t, scheme.steps)
         status, row = scheme.advance(out, row)
         _drain(scheme, result)
         if scheme.steps + scheme.rejected > limit:
@@ -156,6 +157,11 @@ def _run_chunk(scheme, chunk, sink, result):
             break
         if status == FULL:
             sink.append(out, row)
+            if row == 0 and (scheme.t, scheme.steps) == before:
+                # a loop that needs more rows for its next step than an empty archive holds
+                # (the knots of a step cut short by an event): more rows
+                capacity *= 2
+                out = make_outputs(capacity, n, nc, NA)
             row = 0
             continue
         if status == EVENT:

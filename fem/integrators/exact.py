@@ -180,6 +180,12 @@ class ExactScheme(Scheme):
                     continue
             if status != DONE:
                 return status, row
+        # an archived knot at the chunk's end that an event landed on exactly: the pieces
+        # stop short of an event's instant, and the chunk ends there
+        while self._knot <= ch.k and float(ch.times[self._knot]) <= self.t:
+            if ch.archive[self._knot]:
+                row = self.archive_now(out, row)
+            self._knot += 1
         return DONE, row
 
     def _stop(self, t_end):

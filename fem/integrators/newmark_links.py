@@ -110,13 +110,29 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
             g[r] = s * phi[r] - alpha * phi_old[r]
         rn = 0.0
         scale = scale0
+        # the round-off of the link forces: a stiff spring's force k (d - anchor) is known to
+        # k times the round-off of d, however small the force (the gross force k |d|)
+        gross = 0.0
+        for k in range(na):
+            r = act[k]
+            b = r // 3
+            p = r - 3 * b
+            f = 0.0
+            for q in range(3):
+                f += abs(Jd[b, p, q]) * abs(d[3 * b + q])
+            gross = max(gross, f)
+        widest = 0.0
         for r in range(m3):
             wg = 0.0
+            wsum = 0.0
             for k in range(na):
                 wg += Wa[r, k] * g[act[k]]
+                wsum += abs(Wa[r, k])
             R[r] = y[r] - Da0[r] - wg
             rn = max(rn, abs(R[r]))
             scale = max(scale, abs(y[r]), abs(wg))
+            widest = max(widest, wsum)
+        scale = max(scale, s * widest * gross)
         for k in range(nr):
             c = bonded[k]
             o = 3 * int(P[c, BLK])
