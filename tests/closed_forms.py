@@ -349,12 +349,13 @@ def static_friction_ramp(m=1.0, normal_force=10.0, mu_static=0.3, mu=0.2, rate=1
 
 
 def shaken_rubbing(m=1.0, normal_force=10.0, mu=0.1, amplitude=1.5, frequency=1.0,
-                   end=2.0):
+                   end=2.0, mu_static=None):
     """One dof: the velocity v of a mass relative to a support shaken along X with the
     acceleration A sin(2 pi f t), the mass pressed on it by N, with rigid Coulomb friction
-    mu N (starting at rest). Relative to the support the load is -m A sin(2 pi f t):
+    mu N (starting at rest), static coefficient ``mu_static`` (default mu). Relative to the
+    support the load is -m A sin(2 pi f t):
 
-        stick while v = 0 and |m A sin(2 pi f t)| <= mu N;
+        stick while v = 0 and |m A sin(2 pi f t)| <= mu_s N;
         slip  with m v' = -m A sin(2 pi f t) - mu N sign(v),
 
     each slip starting in the direction of the driving force and ending when v returns to 0
@@ -381,6 +382,7 @@ def shaken_rubbing(m=1.0, normal_force=10.0, mu=0.1, amplitude=1.5, frequency=1.
     0.0
     """
     a_f = mu * normal_force / m
+    a_s = (mu if mu_static is None else mu_static) * normal_force / m
     wf = 2 * np.pi * frequency
 
     def drive(t):
@@ -397,7 +399,7 @@ def shaken_rubbing(m=1.0, normal_force=10.0, mu=0.1, amplitude=1.5, frequency=1.
             x_stick = x
             pieces.add(t, lambda s, x0=x_stick: x0 + 0.0 * s, lambda s: 0.0 * s)
             span = end - t
-            s = first_crossing(lambda s: np.abs(drive(t + s)) - a_f, span)
+            s = first_crossing(lambda s: np.abs(drive(t + s)) - a_s, span)
             if s is None:
                 break
             t += s
@@ -419,7 +421,7 @@ def shaken_rubbing(m=1.0, normal_force=10.0, mu=0.1, amplitude=1.5, frequency=1.
             t, x = t0 + s, xs(s)
             wear.append((t0, t, q * (x - x0)))
             events.append(Event(t, "stick"))
-            if abs(drive(t)) > a_f:           # the force still exceeds friction: slip back
+            if abs(drive(t)) > a_s:           # the force still exceeds friction: slip back
                 events.append(Event(t, "slip"))
                 direction = np.sign(drive(t))
             else:
@@ -510,11 +512,14 @@ def impact_pair(m1=1.0, m2=3.0, v1=1.0, v2=-0.5, gap=0.1, restitution=0.8, force
 
 # ------------------------------------------------------------------------ friction with a spring
 
-def coulomb_oscillator(m=1.0, k=100.0, normal_force=10.0, mu=0.2, v0=1.0, end=1.0):
+def coulomb_oscillator(m=1.0, k=100.0, normal_force=10.0, mu=0.2, v0=1.0, end=1.0, x0=0.0,
+                       mu_static=None):
     """Two dofs (DX, DZ): a mass m on a spring k along X, pressed on a plane below it (normal
     -Z) by a constant ``normal_force`` N (resting in normal equilibrium, the normal force stays
-    N), thrown at v0 > 0 along X from x = 0. Rigid Coulomb friction mu N (static coefficient
-    equal to the sliding one). Each slide in the direction q = sign(x') is the oscillator
+    N), thrown at v0 along X from x0 (default 0), or released at rest from x0 when v0 = 0.
+    Rigid Coulomb friction mu N, static coefficient ``mu_static`` (default mu): from rest the
+    mass sticks while |k x| <= mu_s N. Each slide in the direction q = sign(x') is the
+    oscillator
 
         m x'' + k x = -q mu N,   x = -q x_f + (x0 + q x_f) cos(w s) + (v0 / w) sin(w s),
 
@@ -545,9 +550,17 @@ def coulomb_oscillator(m=1.0, k=100.0, normal_force=10.0, mu=0.2, v0=1.0, end=1.
     ['stick', 'slip', 'stick', 'slip', 'stick']
     """
     w = np.sqrt(k / m)
-    t, x, v = 0.0, 0.0, float(v0)
+    mus = mu if mu_static is None else mu_static
+    t, x, v = 0.0, float(x0), float(v0)
     events, pieces = [], _Pieces()
     stops, positions = [], []
+    if v == 0.0:
+        if abs(k * x) <= mus * normal_force:
+            pieces.add(0.0, lambda s, x0=x: x0 + 0.0 * s, lambda s: 0.0 * s)
+            t = end
+        else:
+            events.append(Event(0.0, "slip"))
+            v = -1e-300 if x > 0 else 1e-300
     while t < end:
         q = 1.0 if v > 0 else -1.0
         xs, vs = oscillator(m, 0.0, k, -q * mu * normal_force, x, v)
@@ -558,7 +571,7 @@ def coulomb_oscillator(m=1.0, k=100.0, normal_force=10.0, mu=0.2, v0=1.0, end=1.
         stops.append(t)
         positions.append(x)
         events.append(Event(t, "stick"))
-        if abs(k * x) <= mu * normal_force:
+        if abs(k * x) <= mus * normal_force:
             pieces.add(t, lambda s, x0=x: x0 + 0.0 * s, lambda s: 0.0 * s)
             break
         events.append(Event(t, "slip"))

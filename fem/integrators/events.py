@@ -23,7 +23,9 @@ sign on the step's dense output (``kernels.crossed``). Then :func:`locate`:
    few ulps more, a last trial on the crossed side; the step is then taken on the side
    where the function has crossed;
 3. changes the mode (``fem.links.law.affect`` for shock contacts, the impact law of
-   ``fem.links.impact`` for rigid ones), then settles the instant (:func:`settle`): the laws
+   ``fem.links.impact`` for rigid ones; a friction contact that does not slide there is
+   decided once by Coulomb's set-valued law, ``fem.integrators.stick_slip``: it sticks or
+   slides the one way the forces allow), then settles the instant (:func:`settle`): the laws
    are evaluated with the new modes and every mode that is now violated beyond round-off (a
    contact that closes while sliding, simultaneous impacts of Newton's cradle, a bond under
    tension) changes too, until none does;
@@ -44,11 +46,11 @@ import math
 import numpy as np
 
 from fem.errors import SolverError
-from fem.integrators import landing
+from fem.integrators import landing, stick_slip
 from fem.integrators.kernels import DONE, quadratic
 from fem.links import impact
-from fem.links.columns import (ACT, BLK, BONDED, CMP, ENN, ENT, FN, G0, G1, GAP, KIND, LAM,
-                               MODE, MU, MUS, OPEN, PDOT, RIGID, SDIR, SLIP, VG)
+from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, ENN, ENT, G0, G1, GAP, KIND, LAM, MODE,
+                               OPEN, PDOT, RIGID, SDIR, SLIP, STICK, VG)
 from fem.links.columns import E as RESTITUTION
 from fem.links.law import affect
 
@@ -142,7 +144,6 @@ def _dissipate(scheme, stored_before: float):
 # --------------------------------------------------------------------------- at an instant
 def apply(scheme, c: int, g: int) -> list:
     """Change the mode of contact c for its event g at the current instant, settle, restart."""
-    t = scheme.t
     records: list = []
     cv = scheme.buf.CV[scheme.cur]
     if scheme.P[c, KIND] == RIGID:
@@ -151,9 +152,34 @@ def apply(scheme, c: int, g: int) -> list:
         else:
             _impact(scheme, c, records)
     else:
-        kind = affect(scheme.P, c, g, cv, scheme.buf.DB[scheme.cur])
-        records.append(_record(t, kind, scheme.links.link_of(c), shock_detail(scheme, c)))
+        decided: set = set()
+        _switch(scheme, c, g, records, decided)
+        return settle(scheme, records, decided)
     return settle(scheme, records)
+
+
+def _switch(scheme, c: int, g: int, records: list, decided: set) -> bool:
+    """Change the mode of shock contact c for its event function g at the current instant
+    (``fem.links.law.affect``); a friction contact that does not slide there is decided by
+    Coulomb's set-valued law instead (``stick_slip``), once per instant (``decided``), and a
+    slide in the plane that turns without stopping takes its new direction. Returns whether
+    anything changed."""
+    P = scheme.P
+    cv = scheme.buf.CV[scheme.cur]
+    t = scheme.t
+    link = scheme.links.link_of(c)
+    if g == 1 and stick_slip.is_friction(P, cv, c):
+        if stick_slip.at_rest(scheme, c):
+            decided.add(c)
+            kinds = stick_slip.resolve(scheme, c)
+            for kind in kinds:
+                records.append(_record(t, kind, link, shock_detail(scheme, c)))
+            return bool(kinds)
+        if stick_slip.turn(scheme, c):
+            return True
+    kind = affect(P, c, g, cv, scheme.buf.DB[scheme.cur])
+    records.append(_record(t, kind, link, shock_detail(scheme, c)))
+    return True
 
 
 def _tolerances(scheme, cv, c):
@@ -165,14 +191,15 @@ def _tolerances(scheme, cv, c):
     if cv[c, MODE] == SLIP:
         speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd[o:o + 3]), initial=0.0)))
         return length, speed
-    force = 1e-9 * max(abs(cv[c, FN]) * max(scheme.P[c, MUS], scheme.P[c, MU]), 1e-300)
-    return length, force
+    return length, stick_slip.force_round_off(scheme.P, cv, c, d, o)
 
 
-def settle(scheme, records: list) -> list:
+def settle(scheme, records: list, decided: set | None = None) -> list:
     """Apply every mode change that holds at the current instant (module docstring, step 3)
-    and restart the scheme."""
+    and restart the scheme. ``decided``: the friction contacts whose mode Coulomb's law has
+    set at this instant (their friction functions are not tested again there)."""
     P = scheme.P
+    decided = set() if decided is None else decided
     t = scheme.t
     n_changes = 0
     limit = MAX_CASCADE * max(1, P.shape[0])
@@ -190,14 +217,15 @@ def settle(scheme, records: list) -> list:
                 continue
             tols = _tolerances(scheme, cv, c)
             for g in (0, 1):
-                if cv[c, ACT] < 0.5 and g == 1:
+                if g == 1 and (cv[c, ACT] < 0.5 or c in decided):
                     continue
                 if cv[c, G0 + g] < -tols[g]:
-                    kind = affect(P, c, g, cv, scheme.buf.DB[scheme.cur])
-                    records.append(_record(t, kind, scheme.links.link_of(c),
-                                           shock_detail(scheme, c)))
-                    changed = True
-                    break
+                    closed = cv[c, ACT] > 0.5
+                    changed = _switch(scheme, c, g, records, decided)
+                    if g == 0 and not closed and stick_slip.is_friction(P, cv, c):
+                        decided.discard(c)
+                    if changed:
+                        break
             if changed:
                 break
         if not changed:
@@ -304,7 +332,6 @@ def initial_modes(scheme) -> list:
     b.CV[cur][:, MODE] = OPEN
     scheme.link_state(np.full(P.shape[0], -1.0))
     cv = b.CV[cur]
-    dd = b.DD[cur]
     records: list = []
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
@@ -314,17 +341,22 @@ def initial_modes(scheme) -> list:
                 cv[c, MODE] = BONDED
                 cv[c, ACT] = 1.0
             continue
-        if cv[c, ACT] > 0.5 and P[c, MU] > 0:
-            n = cv[c, 26:29]
-            vt = dd[o:o + 3] - (n @ dd[o:o + 3]) * n
-            if P[c, 16] > 0.5:
-                t = P[c, 13:16]
-                vt = (t @ dd[o:o + 3]) * t
+        if stick_slip.is_friction(P, cv, c):
+            # closed at the start: its tangential spring unstretched, sticking; while its
+            # surfaces slide it is sliding along their velocity
+            cv[c, ANC:ANC + 3] = b.DB[cur][o:o + 3]
+            cv[c, MODE] = STICK
+            vt = stick_slip.slip_velocity(scheme, c)
             speed = float(np.linalg.norm(vt))
-            if speed > 0:
-                # closed at the start while its surfaces slide: it is sliding
+            if speed > 0.0:
                 cv[c, MODE] = SLIP
                 cv[c, SDIR:SDIR + 3] = vt / speed
+    scheme.link_state()
+    scheme.equilibrium()
+    # at rest, Coulomb's law on the forces at the start: stick, or slide the way they drive
+    for c in range(P.shape[0]):
+        if stick_slip.is_friction(P, b.CV[cur], c) and b.CV[cur][c, MODE] == STICK:
+            stick_slip.resolve(scheme, c, start=True)
     scheme.link_state()
     scheme.equilibrium()
     # bodies merely touching at the start (no compression between them) are free

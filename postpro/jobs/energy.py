@@ -19,7 +19,8 @@ def add_parser(subparsers):
         description="Print kinetic, potential, link and dissipated energy, external work and "
                     "the balance residual K + V + L + D - (K0 + V0 + L0 + D0) - W at the "
                     "archived instants (or every Nth), then the global relative RMS balance "
-                    "error over the whole run. The analysis must have archived its energy.")
+                    "error over the whole run, and whether the dissipated energy ever "
+                    "decreases. The analysis must have archived its energy.")
     common.add_results(p)
     common.add_analysis(p)
     common.add_window(p)
@@ -74,5 +75,23 @@ def run(args) -> int:
             common.write_csv(stream, HEADERS, rows)
     else:
         print(common.format_table(HEADERS, rows))
-    print(f"energy balance error: {error:.6g} (relative RMS over {len(t)} archived instants)")
+    print(f"energy balance error: {error:.6g} (relative RMS over {len(t)} archived instants); "
+          f"{dissipation_note(t, history)}")
     return common.EXIT_OK
+
+
+def dissipation_note(t, history) -> str:
+    """Whether the dissipated energy (dampers, friction, impacts) ever decreases between two
+    archived instants beyond the round-off of the energies (1e-9 of the largest term): it
+    never should (no damper, friction or impact gives energy back)."""
+    dissipated = history["dissipated"]
+    if len(t) < 2:
+        return "one instant"
+    drops = np.diff(dissipated)
+    scale = max(float(np.max(np.abs(history[name]), initial=0.0)) for name in TERMS)
+    worst = int(np.argmin(drops))
+    if drops[worst] >= -1e-9 * scale:
+        return "the dissipated energy never decreases"
+    return (f"the dissipated energy decreases by {-drops[worst]:.6g} J between "
+            f"{t[worst]:.9g} s and {t[worst + 1]:.9g} s (energy given back by a damper or "
+            f"a link)")
