@@ -104,7 +104,7 @@ def test_shaking_table_stick_slip_runs_to_its_end():
     solution (a slide that stops and goes back at once is a stick and a slip at one
     instant) within 1e-4 s; the first slip, from rest, within the stick spring's
     turn-over time 1 / w_t = 3.3e-4 s (its force swings by F' / w_t about the force that
-    holds the block, F' = m 15 2 pi N/s)."""
+    holds the block, F' = m 15 2 pi N/s at the start: it is 3.3e-4 s late)."""
     analysis = fem.run(fem.Study.from_dict(SHAKE)).analysis("tr")
     t, _ = analysis.series("displacement", "N1", "DX")
     assert t[-1] == pytest.approx(4.0, abs=1e-12)
@@ -113,7 +113,10 @@ def test_shaking_table_stick_slip_runs_to_its_end():
     found = [(float(r["time"]), str(r["kind"])) for r in analysis.events]
     assert [k for _, k in found] == [k for _, k in expected], found
     errors = np.abs(np.array([f for f, _ in found]) - np.array([e for e, _ in expected]))
-    assert errors[0] <= 1.0 / math.sqrt(9e6), errors[0]
+    # the swing F'(0) / w_t crossed at the rate F'(t1) = F'(0) cos(2 pi t1), and adaptive2's
+    # own error (1e-5 s: the later instants are within 1.6e-5 s)
+    first = expected[0][0]
+    assert errors[0] <= 1.0 / (math.sqrt(9e6) * math.cos(2 * math.pi * first)) + 1e-5, errors
     assert errors[1:].max() <= 1e-4, errors
     # the wear: friction never gives energy back
     assert np.diff(analysis.energy()["dissipated"]).min() >= -1e-12

@@ -56,6 +56,15 @@ from fem.links.law import rate_free, stored_energy
 CALL_STEPS = 1 << 20
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _modes_changed(cv0, cv1):
+    """Whether a contact's mode differs between two value rows."""
+    for c in range(cv0.shape[0]):
+        if cv0[c, MODE] != cv1[c, MODE]:
+            return True
+    return False
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur, ws,
          hist_t, hist_f, out, row, locate, log, lean, R, RS):
@@ -128,6 +137,11 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             return DIVERGED, row
         if adaptive:
             if method == EULER or method == VERLET:
+                if not locate and _modes_changed(cv, cv1):
+                    # events = "step": a law changes its mode at the end of this step; the
+                    # jump of the acceleration it brings is no frequency of the motion (a
+                    # shorter step would keep it and want shorter still)
+                    r = max(r, hs)
                 if r < hmin:
                     ctl[TAU] = tau
                     ctl[H] = r
