@@ -95,7 +95,7 @@ def speed_round_off(scheme, c: int) -> float:
     chunk = getattr(scheme, "chunk", None)
     h = float(chunk.dt) if chunk is not None and chunk.dt > 0 else 0.0
     speed = 1e-9 * max(float(np.max(np.abs(dd), initial=0.0)), acc * h, 1e-300)
-    W = rows @ np.asarray(scheme.mass_solve(rows.T)).reshape(scheme.n, 3)
+    W = compliance(scheme, c)
     fn = max(float(cv[c, FN]), 0.0)
     acc += P[c, MU] * fn * float(np.linalg.norm(Pt @ W @ Pt, 2))
     d = b.DB[cur][o:o + 3]
@@ -120,32 +120,28 @@ class Decision(NamedTuple):
     force: np.ndarray
 
 
-class _Local(NamedTuple):
-    """The contact's part of the dynamics at the current state: rows L_b (3, n), M^-1 L_b^T
-    (n, 3), W (3, 3), Pt (3, 3), and the coordinates' acceleration without the contact's
-    friction force (n,) with the link's relative one (3,)."""
-    rows: np.ndarray
-    minv_rows: np.ndarray
-    W: np.ndarray
-    Pt: np.ndarray
-    a_free: np.ndarray
-    rel_free: np.ndarray
+def compliance(scheme, c: int) -> np.ndarray:
+    """W = L_b M^-1 L_b^T (3, 3): the link's relative acceleration per unit force on its
+    first node (kept per contact: the rows and the mass do not change during a run)."""
+    cache = scheme.__dict__.setdefault("_link_compliance", {})
+    W = cache.get(c)
+    if W is None:
+        rows = link_rows(scheme, c)
+        W = rows @ np.asarray(scheme.mass_solve(rows.T), float).reshape(scheme.n, 3)
+        W = cache[c] = 0.5 * (W + W.T)
+    return W
 
 
-def _local(scheme, c: int) -> _Local:
+def _free_acceleration(scheme, c: int, W: np.ndarray) -> np.ndarray:
+    """a_f (3,): the link's relative acceleration at the current state and modes, less the
+    part of contact c's own friction force (column FT, on its first node)."""
     b, cur = scheme.buf, scheme.cur
-    rows = link_rows(scheme, c)
-    minv_rows = np.asarray(scheme.mass_solve(rows.T), float).reshape(scheme.n, 3)
-    W = rows @ minv_rows
-    W = 0.5 * (W + W.T)
-    a = scheme.equilibrium(assign=False)
-    a_free = a - minv_rows @ b.CV[cur][c, FT:FT + 3]
-    rel = rows @ a_free
+    rel = link_rows(scheme, c) @ scheme.equilibrium(assign=False)
     kin = scheme.kin
     if kin.imposed:
         o = _block(scheme, c)
         rel = rel + kin.La[o:o + 3] @ np.asarray(scheme.w, float)
-    return _Local(rows, minv_rows, W, projector(scheme.P, b.CV[cur], c), a_free, rel)
+    return rel - W @ b.CV[cur][c, FT:FT + 3]
 
 
 def _solve(Wt: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -157,10 +153,10 @@ def decide(scheme, c: int) -> Decision:
     """Coulomb's law for friction contact c at the current state (module docstring)."""
     P = scheme.P
     cv = scheme.buf.CV[scheme.cur]
-    loc = _local(scheme, c)
-    Pt = loc.Pt
-    aft = Pt @ loc.rel_free
-    Wt = Pt @ loc.W @ Pt
+    W = compliance(scheme, c)
+    Pt = projector(P, cv, c)
+    aft = Pt @ _free_acceleration(scheme, c, W)
+    Wt = Pt @ W @ Pt
     fn = max(float(cv[c, FN]), 0.0)
     keep = cv[c, SDIR:SDIR + 3].copy()
     if float(np.max(np.abs(Wt), initial=0.0)) <= 0.0:
