@@ -128,7 +128,11 @@ def _stored(scheme) -> float:
 def _dissipate(scheme, stored_before: float):
     """At an instant the links do no work: the energy their springs lose when their modes
     change (a contact released while penetrated, a slide that starts under a static
-    coefficient above the sliding one) is dissipated, the energy they gain given back."""
+    coefficient above the sliding one, a stick whose spring holds less than the sliding
+    force) is dissipated. The energy a spring gains there (a stick that holds more than the
+    sliding force, ``stick_slip``: the penalty's own energy, at most (mu_s^2 - mu^2) F_n^2 /
+    (2 kt)) is not taken from the dissipation, which never decreases: the balance shows
+    it."""
     c, b = scheme.cur, scheme.buf
     change = stored_before - _stored(scheme)
     # a contact landed on its switching point holds energy at the round-off of that point:
@@ -137,7 +141,7 @@ def _dissipate(scheme, stored_before: float):
     ops = scheme.ops
     total = abs(0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)) + abs(0.5 * quadratic(
         ops.Kd, ops.Ki, ops.Kp, x, x)) + max(stored_before, 0.0)
-    if abs(change) > 1e-13 * total:
+    if change > 1e-13 * total:
         b.E[c][2] += change
 
 
@@ -243,9 +247,11 @@ def settle(scheme, records: list, decided: set | None = None) -> list:
             return records
         n_changes += 1
         if n_changes > limit:
+            last = ", ".join(f"{r[2]} {r[1]}" for r in records[-6:])
             raise SolverError(f"{scheme.label}: the modes of link "
                               f"'{records[-1][2] if records else '?'}' keep changing at "
-                              f"t = {t:.12g} s (endless cascade of events at one instant)")
+                              f"t = {t:.12g} s (endless cascade of events at one instant; "
+                              f"the last changes: {last or 'none recorded'})")
 
 
 def _suspects(scheme, cv) -> list:
@@ -356,7 +362,7 @@ def initial_modes(scheme) -> list:
     # at rest, Coulomb's law on the forces at the start: stick, or slide the way they drive
     for c in range(P.shape[0]):
         if stick_slip.is_friction(P, b.CV[cur], c) and b.CV[cur][c, MODE] == STICK:
-            stick_slip.resolve(scheme, c, start=True)
+            stick_slip.resolve(scheme, c)
     scheme.link_state()
     scheme.equilibrium()
     # bodies merely touching at the start (no compression between them) are free

@@ -18,12 +18,13 @@ link's rows L_b of the coordinates' map, Pt the projector on the directions wher
 acts: the tangent plane, or the one friction direction). Sticking needs f_s = -W^+ a_f:
 
 * |f_s| <= mu_s F_n: the contact sticks, its spring holding f_s: the stick starts where the
-  rigid law puts it, instead of swinging about it. At the start of an analysis the spring
-  is set so (a contact that nothing drives tangentially starts unstretched); during a run
-  it is never given more force than the contact had (its stored energy would come from
-  nowhere: the friction would give energy), so a stick that needs more than the sliding
-  force starts at the size of that force, along f_s, and the motion loads the spring with
-  the rest.
+  rigid law puts it, instead of swinging about it (a contact that nothing drives
+  tangentially starts unstretched). Where a slide stops, the spring held the sliding force
+  mu F_n; setting it to f_s changes its stored energy by (|f_s|^2 - (mu F_n)^2) / (2 kt),
+  at most (mu_s^2 - mu^2) F_n^2 / (2 kt): the regularization's own energy, which vanishes
+  with 1 / kt. Starting the spring at mu F_n instead would swing it about f_s up to
+  2 |f_s| - mu F_n, beyond mu_s F_n where mu_s > mu: a slip that rigid friction does not
+  make.
 * otherwise it slides along the unit direction e for which the acceleration a_f - mu F_n W e
   points along e (friction opposes the slide): e = a_f / |a_f| when W is isotropic in the
   plane, found by a fixed-point iteration otherwise; e = sign(t . a_f) t for one direction.
@@ -200,12 +201,9 @@ def stick_at_limit(P, cv, c: int, d: np.ndarray, o: int):
         cv[c, ANC:ANC + 3] = d[o:o + 3] - keep * stretch
 
 
-def _stick(scheme, c: int, decision: Decision, start: bool):
+def _stick(scheme, c: int, decision: Decision):
     """Stick contact c as ``decision`` says: its spring holds the rigid stick force (clipped
-    to the limit). During a run the spring is never given more force than the contact had
-    (its stored energy would come from nowhere): a stick that needs more than the sliding
-    force starts at the sliding force's size, along the force it needs, and the spring takes
-    up the rest as the motion loads it."""
+    to the limit)."""
     P = scheme.P
     b, cur = scheme.buf, scheme.cur
     cv = b.CV[cur]
@@ -215,24 +213,19 @@ def _stick(scheme, c: int, decision: Decision, start: bool):
     if kt > 0.0:
         vt = slip_velocity(scheme, c)
         force = np.array(decision.force, float)
-        size = float(np.linalg.norm(force))
-        had = float(np.linalg.norm(cv[c, FT:FT + 3]))
-        if not start and size > had:
-            force *= had / size
         cv[c, ANC:ANC + 3] = d[o:o + 3] + (force + P[c, CT] * vt) / kt
     stick_at_limit(P, cv, c, d, o)
     cv[c, MODE] = STICK
 
 
-def take(scheme, c: int, decision: Decision, start: bool = False) -> str:
-    """Put friction contact c in the mode of ``decision`` at the current instant (``start``:
-    the start of the analysis). Returns the event kind: "stick", "slip", or "" when the
-    contact keeps its mode and direction."""
+def take(scheme, c: int, decision: Decision) -> str:
+    """Put friction contact c in the mode of ``decision`` at the current instant. Returns
+    the event kind: "stick", "slip", or "" when the contact keeps its mode and direction."""
     cv = scheme.buf.CV[scheme.cur]
     old = int(cv[c, MODE])
     old_dir = cv[c, SDIR:SDIR + 3].copy()
     if decision.mode == STICK:
-        _stick(scheme, c, decision, start)
+        _stick(scheme, c, decision)
         return "" if old == STICK else "stick"
     e = decision.direction
     cv[c, MODE] = SLIP
@@ -242,10 +235,9 @@ def take(scheme, c: int, decision: Decision, start: bool = False) -> str:
     return "" if float(old_dir @ e) > 1.0 - 1e-9 else "slip"
 
 
-def resolve(scheme, c: int, start: bool = False) -> list[str]:
-    """Decide friction contact c at rest (``decide``) and take the mode (``start``: at the
-    start of the analysis); the event kinds it makes (a slide that stops and goes back at
-    once is a stick and a slip)."""
+def resolve(scheme, c: int) -> list[str]:
+    """Decide friction contact c at rest (``decide``) and take the mode; the event kinds it
+    makes (a slide that stops and goes back at once is a stick and a slip)."""
     cv = scheme.buf.CV[scheme.cur]
     old = int(cv[c, MODE])
     decision = decide(scheme, c)
@@ -253,7 +245,7 @@ def resolve(scheme, c: int, start: bool = False) -> list[str]:
     if old == SLIP and decision.mode == SLIP and \
             float(cv[c, SDIR:SDIR + 3] @ decision.direction) <= 1.0 - 1e-9:
         kinds.append("stick")
-    kind = take(scheme, c, decision, start)
+    kind = take(scheme, c, decision)
     if kind:
         kinds.append(kind)
     return kinds
