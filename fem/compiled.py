@@ -1,32 +1,34 @@
-"""numba's disk cache keyed on the sources of fem's compiled code.
+"""numba's disk cache keyed, for each module of fem's compiled code, on the sources that
+code depends on.
 
 The step loops are compiled with ``numba.njit(cache=True)``. numba checks a cached function
 only against the file that defines it: a loop that inlines a helper of another module (a
 solve of ``fem.linalg``, a link law of ``fem.links``), or that freezes a constant imported
-from another module (the columns of ``fem.links.columns``),
-keeps running its old compiled code after that other file is edited.
+from another module (the columns of ``fem.links.columns``), would keep running its old
+compiled code after that other file is edited.
 
-So, before any fem module with compiled code is imported (``fem/__init__.py`` runs this
-first), the cache is pointed at a folder named by a hash of the compiled sources: the
-contents of every fem module that mentions numba (they all ``import numba``) and of every
-fem module that these import, directly or not. Editing any of them gives a fresh folder,
-and nothing compiled from the old sources can be loaded again.
+So the compiled code of each fem module is cached in a folder of its own,
+``<root>/<module>-<key>``, where the key hashes the module and every module its compiled code
+depends on (``fem.compiled_deps``: the helpers it calls, the constants it reads, directly or
+not). Editing one of them gives that module a fresh folder, and nothing compiled from the old
+sources can be loaded again; editing a module that no compiled code reads (a driver, the
+study reader, the event handling between steps) keeps every compiled function. fem puts a
+cache locator of its own in front of numba's when numba's caching module is imported (so
+that ``import fem`` does not import numba); numba functions of other packages keep numba's
+own locators.
 
-Where the folders go (``<root>/<hash>``):
+The root:
 
 * ``$NUMBA_CACHE_DIR/fem`` when the user sets NUMBA_CACHE_DIR;
 * otherwise a per-user cache, ``$XDG_CACHE_HOME/fem/numba`` or ``~/.cache/fem/numba``
   (``%LOCALAPPDATA%\\fem\\numba`` on Windows);
-* a private folder of the temporary directory when that one cannot be written (a read-only
-  home), as a last resort a new temporary folder.
+* the root of the parent process (``_FEM_NUMBA_CACHE_ROOT``) when that one cannot be
+  written, then a private folder of the temporary directory (a read-only home), as a last
+  resort a new temporary folder.
 
-The chosen folder goes to numba through NUMBA_CACHE_DIR (numba reads it into
-``numba.config.CACHE_DIR`` at its import, and again when the NUMBA_* variables change, and
-its cache locators read ``config.CACHE_DIR`` when a function is decorated), so child
-processes and numba functions of the user's own code use it as well. The root is also left
-in ``_FEM_NUMBA_CACHE_ROOT`` for child processes that import fem: they recognize the folder
-as fem's and work out their own hash under the same root. The least recently used hash
-folders beyond ``KEEP`` are removed.
+Each module keeps its ``KEEP`` most recently used folders; the others are removed. With a
+numba whose caching module has no place for a locator of fem's, all the compiled code goes to
+one folder named by a hash of all the keys (an edit to any compiled source recompiles it all).
 """
 
 from __future__ import annotations
@@ -37,137 +39,47 @@ import re
 import stat
 import sys
 
-#: hash folders kept under a root (the one in use and the most recently used others)
+from fem import compiled_deps
+
+#: folders kept per module (the one in use and the most recently used others)
 KEEP = 6
-#: environment variable that tells child processes the root of the folder fem set
+#: environment variable that tells child processes the root fem chose
 ROOT_VARIABLE = "_FEM_NUMBA_CACHE_ROOT"
 
 PACKAGE = "fem"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
-#: an import statement from the start of its line: ``from X import names`` (the names
-#: possibly in parentheses over several lines) or ``import X [as Y], ...``
-_STATEMENT = re.compile(rb"[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
-                        rb"|import[ \t]+([^\n]*))")
-_NAME = re.compile(rb"[A-Za-z_]\w*")
-_HASH_FOLDER = re.compile(r"[0-9a-f]{16}")
+#: a folder of the root: "<module>-<key>", or a bare key (the single folder of the fallback
+#: and of older releases of fem)
+_FOLDER = re.compile(r"(?:([\w.]+)-)?([0-9a-f]{16})")
 
-#: the folder in use, once ``use_keyed_cache`` ran
+#: the root in use, once ``use_keyed_cache`` ran
+ROOT: str | None = None
+#: the folder of every module's compiled code when numba offers no place for fem's locator
 FOLDER: str | None = None
+#: {relative path: key} of the compiled modules, worked out when numba first needs them
+_KEYS: dict | None = None
+#: the folders already marked as used by this process
+_USED: set = set()
 
 
-def _package_sources(package_dir: str) -> dict[str, bytes]:
-    """Contents of the package's .py files by path relative to ``package_dir`` (with /)."""
-    sources = {}
-    for folder, subfolders, files in os.walk(package_dir):
-        subfolders[:] = [d for d in subfolders if d != "__pycache__" and not d.startswith(".")]
-        rel = os.path.relpath(folder, package_dir).replace(os.sep, "/")
-        prefix = "" if rel == "." else rel + "/"
-        for name in files:
-            if name.endswith(".py"):
-                try:
-                    with open(os.path.join(folder, name), "rb") as f:
-                        sources[prefix + name] = f.read()
-                except OSError:
-                    pass
-    return sources
-
-
-def _module_names(sources: dict, package: str) -> dict[str, str]:
-    """Relative path of each module of the package by dotted name."""
-    names = {}
-    for path in sources:
-        parts = path[:-3].split("/")
-        if parts[-1] == "__init__":
-            parts.pop()
-        names[".".join([package, *parts])] = path
-    return names
-
-
-def _statements(text: bytes):
-    """The import statements of a source (matches of ``_STATEMENT``), wherever they are:
-    the lines where ``import`` occurs, tried from their start (a plain search for a word
-    is much faster than a pattern tried at every line)."""
-    starts = {text.rfind(b"\n", 0, i) + 1 for i in _find_all(text, b"import")}
-    for start in sorted(starts):
-        m = _STATEMENT.match(text, start)
-        if m is not None:
-            yield m
-
-
-def _find_all(text: bytes, word: bytes):
-    i = text.find(word)
-    while i >= 0:
-        yield i
-        i = text.find(word, i + len(word))
-
-
-def _imports(name: str, path: str, text: bytes, modules: dict) -> set[str]:
-    """The package's modules (relative paths) that the module ``name`` at ``path`` imports,
-    with their parent packages, and the imported names that are submodules."""
-    dotted = name.split(".")
-    here = dotted if path.endswith("__init__.py") else dotted[:-1]   # the module's package
-    found = set()
-
-    def add(module):
-        parts = module.split(".")
-        if parts[0] != dotted[0]:
-            return None
-        for i in range(1, len(parts) + 1):
-            p = modules.get(".".join(parts[:i]))
-            if p is not None:
-                found.add(p)
-        return modules.get(module)
-
-    for m in _statements(text):
-        if m.group(3) is not None:                          # import a.b [as c], d
-            for item in m.group(3).split(b"#")[0].split(b","):
-                words = item.split()
-                if words:
-                    add(words[0].decode("ascii", "replace"))
-            continue
-        module = m.group(1).decode("ascii", "replace")
-        level = len(module) - len(module.lstrip("."))
-        if level:                                           # relative import
-            if level > len(here):
-                continue
-            module = ".".join(here[:len(here) - level + 1] + [module[level:]]).rstrip(".")
-        target = add(module)
-        if target is None or not target.endswith("__init__.py"):
-            continue                                        # names of a package: submodules?
-        names = b"\n".join(line.split(b"#")[0] for line in m.group(2).splitlines())
-        for item in names.strip(b"()").split(b","):
-            words = _NAME.findall(item)
-            if words:
-                p = modules.get(module + "." + words[0].decode("ascii", "replace"))
-                if p is not None:
-                    found.add(p)
-    return found
-
-
-def compiled_sources(package_dir: str = PACKAGE_DIR, package: str = PACKAGE) -> dict[str, bytes]:
-    """The compiled sources of the package by relative path: the modules that mention
-    numba and all the package's modules they import, directly or not."""
-    sources = _package_sources(package_dir)
-    modules = _module_names(sources, package)
-    names = {path: name for name, path in modules.items()}
-    todo = [p for p, text in sources.items() if b"numba" in text]
-    chosen = set(todo)
-    while todo:
-        path = todo.pop()
-        for other in _imports(names[path], path, sources[path], modules):
-            if other not in chosen:
-                chosen.add(other)
-                todo.append(other)
-    return {p: sources[p] for p in sorted(chosen)}
+def module_keys(package_dir: str = PACKAGE_DIR, package: str = PACKAGE) -> dict[str, str]:
+    """The key of each module of the package that compiles code, by relative path."""
+    return compiled_deps.module_keys(package_dir, package)
 
 
 def source_hash(package_dir: str = PACKAGE_DIR, package: str = PACKAGE) -> str:
-    """16 hexadecimal digits of the SHA-256 of the compiled sources (paths and contents)."""
+    """16 hexadecimal digits hashing the keys of all the compiled modules."""
     digest = hashlib.sha256()
-    for path, text in compiled_sources(package_dir, package).items():
-        digest.update(path.encode() + b"\0" + str(len(text)).encode() + b"\0" + text)
+    for path, key in sorted(module_keys(package_dir, package).items()):
+        digest.update(path.encode() + b"\0" + key.encode() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def folder_name(path: str, key: str) -> str:
+    """The folder of the compiled code of the module at relative ``path`` under ``key``:
+    ``integrators.kernels-0123456789abcdef`` for integrators/kernels.py."""
+    return path[:-3].replace("/", ".") + "-" + key
 
 
 def _user_cache_home(environ) -> str | None:
@@ -204,19 +116,18 @@ def _private_temp_root() -> str | None:
 
 
 def cache_roots(environ=None):
-    """The roots of the hash folders, by preference (see the module's docstring)."""
+    """The roots, by preference (see the module's docstring)."""
     environ = os.environ if environ is None else environ
     given = environ.get("NUMBA_CACHE_DIR", "")
-    inherited = environ.get(ROOT_VARIABLE, "")
-    if given and inherited and \
-            os.path.dirname(os.path.normpath(given)) == os.path.normpath(inherited):
-        yield inherited                 # set by fem in a parent process, under this root
-    elif given:
+    if given:
         yield os.path.join(given, PACKAGE)
     else:
         home = _user_cache_home(environ)
         if home is not None:
             yield os.path.join(home, PACKAGE, "numba")
+    inherited = environ.get(ROOT_VARIABLE, "")
+    if os.path.isabs(inherited):
+        yield inherited
     temp = _private_temp_root()
     if temp is not None:
         yield temp
@@ -235,12 +146,31 @@ def _writable(folder: str) -> bool:
     return True
 
 
-def prune(root: str, keep: int = KEEP, current: str | None = None) -> None:
-    """Remove the hash folders of ``root`` beyond the ``keep`` most recently used (the
-    current one always kept). Other files and folders of ``root`` are left alone."""
+def cache_root(environ=None) -> str | None:
+    """The first root of ``cache_roots`` that can be written, else a new temporary folder;
+    None when nothing can be written at all."""
+    for root in cache_roots(environ):
+        if _writable(root):
+            return root
+    import tempfile
     try:
-        entries = [e for e in os.scandir(root)
-                   if _HASH_FOLDER.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+        return tempfile.mkdtemp(prefix="fem-numba-")
+    except OSError:
+        return None
+
+
+def prune(root: str, keep: int = KEEP, current: str | None = None) -> None:
+    """Remove the folders of ``root`` of the module of folder ``current`` (or the bare-key
+    folders when ``current`` is a bare key) beyond the ``keep`` most recently used, the
+    current one always kept. Other files and folders of ``root`` are left alone."""
+    match = _FOLDER.fullmatch(current or "")
+    module = match.group(1) if match else None
+    try:
+        entries = []
+        for e in os.scandir(root):
+            m = _FOLDER.fullmatch(e.name)
+            if m and m.group(1) == module and e.is_dir(follow_symlinks=False):
+                entries.append(e)
     except OSError:
         return
     if len(entries) <= keep:
@@ -258,47 +188,180 @@ def prune(root: str, keep: int = KEEP, current: str | None = None) -> None:
         shutil.rmtree(e.path, ignore_errors=True)
 
 
-def cache_folder(key: str, environ=None) -> tuple[str, str] | None:
-    """(root, folder) for the sources of hash ``key``: the folder ``<root>/<key>`` under
-    the first root of ``cache_roots`` where it can be written (created, its time of use
-    updated, the old ones of its root pruned), else under a new temporary folder; None when
-    nothing can be written at all."""
-    for root in cache_roots(environ):
-        folder = os.path.join(root, key)
-        if _writable(folder):
-            try:
-                os.utime(folder)        # the most recently used
-            except OSError:
-                pass
-            prune(root, current=key)
-            return root, folder
-    import tempfile
+def _use(folder: str):
+    """Mark ``folder`` (of the root) as the most recently used of its module, once per
+    process, and prune the old ones."""
+    if folder in _USED:
+        return
+    _USED.add(folder)
     try:
-        root = tempfile.mkdtemp(prefix="fem-numba-")
-        folder = os.path.join(root, key)
-        os.mkdir(folder)
+        os.makedirs(folder, exist_ok=True)
+        os.utime(folder)
     except OSError:
+        return
+    prune(os.path.dirname(folder), current=os.path.basename(folder))
+
+
+def _remembered_keys() -> dict[str, str]:
+    """``module_keys`` of fem, remembered in the root by a hash of all the package's sources
+    (reading them is quick, parsing them is not): ``<root>/keys/<hash>.json``."""
+    import json
+    sources = compiled_deps.package_sources(PACKAGE_DIR)
+    digest = hashlib.sha256()
+    for path in sorted(sources):
+        digest.update(path.encode() + b"\0" + str(len(sources[path])).encode() + b"\0"
+                      + sources[path])
+    memo = os.path.join(ROOT, "keys", digest.hexdigest()[:16] + ".json")
+    try:
+        with open(memo, encoding="utf-8") as f:
+            keys = json.load(f)
+        if isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values()):
+            return keys
+    except (OSError, ValueError):
+        pass
+    keys = compiled_deps.module_keys(PACKAGE_DIR, PACKAGE, sources)
+    try:
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        partial = f"{memo}.{os.getpid()}"
+        with open(partial, "w", encoding="utf-8") as f:
+            json.dump(keys, f)
+        os.replace(partial, memo)
+        _prune_files(os.path.dirname(memo), KEEP * 4)
+    except OSError:
+        pass
+    return keys
+
+
+def _prune_files(folder: str, keep: int) -> None:
+    """Remove the files of ``folder`` beyond the ``keep`` most recently modified."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for e in entries[keep:]:
+        try:
+            os.unlink(e.path)
+        except OSError:
+            pass
+
+
+def _module_folder(py_file: str) -> tuple[str, str] | None:
+    """(folder, key) of the compiled code of fem's file ``py_file``, or None for a file of
+    another package."""
+    global _KEYS
+    if ROOT is None:
         return None
-    return root, folder
+    rel = os.path.relpath(os.path.abspath(py_file), PACKAGE_DIR)
+    if rel.startswith(os.pardir) or os.path.isabs(rel):
+        return None
+    rel = rel.replace(os.sep, "/")
+    if _KEYS is None:
+        _KEYS = _remembered_keys()
+    key = _KEYS.get(rel)
+    if key is None:                 # compiled code the analysis did not see: all the sources
+        key = source_hash()
+    folder = os.path.join(ROOT, folder_name(rel, key))
+    _use(folder)
+    return folder, key
+
+
+def _register(caching) -> None:
+    """Put fem's cache locator in front of numba's (``caching``: numba.core.caching), or,
+    when numba has no place for it, point numba's cache at one folder for all of fem."""
+    base = getattr(caching, "_CacheLocator", None)
+    classes = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if base is None or not isinstance(classes, list):
+        _one_folder()
+        return
+    if any(getattr(c, "_fem", False) for c in classes):
+        return
+
+    class ModuleLocator(base):
+        """The folder of the module's key; the key is the source stamp."""
+        _fem = True
+
+        def __init__(self, py_func, folder, key):
+            self._lineno = py_func.__code__.co_firstlineno
+            self._folder = folder
+            self._key = key
+
+        def get_cache_path(self):
+            return self._folder
+
+        def get_source_stamp(self):
+            return self._key
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            found = _module_folder(py_file)
+            if found is None:
+                return None
+            self = cls(py_func, *found)
+            try:
+                self.ensure_cache_path()
+            except OSError:
+                return None
+            return self
+
+    classes.insert(0, ModuleLocator)
+
+
+def _one_folder() -> None:
+    """All of fem's compiled code in ``<root>/<hash of all the keys>``, through numba's
+    NUMBA_CACHE_DIR."""
+    global FOLDER
+    if ROOT is None:
+        return
+    FOLDER = os.path.join(ROOT, source_hash())
+    _use(FOLDER)
+    os.environ["NUMBA_CACHE_DIR"] = FOLDER
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = FOLDER
+
+
+class _WhenNumbaCaches:
+    """An import hook that registers fem's locator right after numba's caching module is
+    first imported, and then leaves ``sys.meta_path``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "numba.core.caching":
+            return None
+        from importlib.machinery import PathFinder
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        spec = PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            _register(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def use_keyed_cache() -> str | None:
-    """Point numba's cache at the folder of the current compiled sources; returns it.
-
-    Runs before any module with ``numba.njit(cache=True)`` is imported (numba's cache
-    locators read ``numba.config.CACHE_DIR`` when a function is decorated).
-    """
-    global FOLDER
-    chosen = cache_folder(source_hash(), os.environ)
-    if chosen is None:                  # nothing can be written: numba's own choice
+    """Choose the root and key numba's cache for fem's compiled code (module docstring);
+    returns the root. Runs when fem is imported, before any module with compiled code."""
+    global ROOT
+    ROOT = cache_root(os.environ)
+    if ROOT is None:                    # nothing can be written: numba's own choice
         return None
-    root, FOLDER = chosen
-    os.environ["NUMBA_CACHE_DIR"] = FOLDER
-    os.environ[ROOT_VARIABLE] = root
-    config = sys.modules.get("numba.core.config")
-    if config is not None:              # numba imported before fem: it read the old value
-        config.CACHE_DIR = FOLDER
-    return FOLDER
+    os.environ[ROOT_VARIABLE] = ROOT
+    caching = sys.modules.get("numba.core.caching")
+    if caching is not None:             # numba imported before fem
+        _register(caching)
+    elif not any(isinstance(f, _WhenNumbaCaches) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WhenNumbaCaches())
+    return ROOT
 
 
 # --------------------------------------------------------------------------- repeated calls

@@ -1,15 +1,18 @@
-"""Compiled code never goes stale: numba's disk cache is keyed on the compiled sources.
+"""Compiled code never goes stale, and survives an edit that does not touch it: numba's disk
+cache is keyed, for each module of compiled code, on the sources that code depends on.
 
-numba checks a cached function only against its own file; ``fem.compiled`` points the cache
-at a folder named by a hash of all the compiled sources. The staleness is reproduced on a
-copy of the package run in subprocesses: a compiled caller whose result depends on a
-compiled helper, or on a constant, of another module.
+numba checks a cached function only against its own file; ``fem.compiled`` puts the
+compiled code of each module in a folder named by a hash of the module and of the modules
+its compiled code reads (``fem.compiled_deps``). The staleness is reproduced on a copy of
+the package run in subprocesses: a compiled caller whose result depends on a compiled
+helper, or on a constant, of another module.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,9 +38,18 @@ SLOTS = '''\
 SCALE = {scale}
 '''
 
+DRIVER = '''\
+"""Python code that calls compiled code ({version})."""
+
+
+def twice(f, x):
+    return f(f(x))
+'''
+
 CALLER = '''\
 import numba
 
+from fem.probe_driver import twice
 from fem.probe_helper import shift
 from fem.probe_slots import SCALE
 
@@ -50,6 +62,10 @@ def through_helper(x):
 @numba.njit(cache=True)
 def through_constant(x):
     return SCALE * x
+
+
+def driven(x):
+    return twice(through_constant, x)
 '''
 
 RUN = '''\
@@ -59,8 +75,9 @@ import fem.compiled
 from fem.probe_caller import through_constant, through_helper
 values = [through_helper(1.0), through_constant(1.0)]
 hits = sum(sum(f.stats.cache_hits.values()) for f in (through_helper, through_constant))
-print(json.dumps({"file": fem.__file__, "folder": fem.compiled.FOLDER, "values": values,
-                  "hits": hits}))
+folders = [f._cache._cache_path for f in (through_helper, through_constant)]
+print(json.dumps({"file": fem.__file__, "root": fem.compiled.ROOT, "values": values,
+                  "hits": hits, "folders": folders}))
 '''
 
 
@@ -74,6 +91,7 @@ def copy(tmp_path):
                         ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     (src / "fem" / "probe_helper.py").write_text(HELPER.format(shift=1.0))
     (src / "fem" / "probe_slots.py").write_text(SLOTS.format(scale=3.0))
+    (src / "fem" / "probe_driver.py").write_text(DRIVER.format(version=1))
     (src / "fem" / "probe_caller.py").write_text(CALLER)
     return src
 
@@ -94,44 +112,65 @@ def test_editing_a_helper_or_a_constant_of_another_file_is_never_stale(copy, tmp
     cache = tmp_path / "cache"
     first = run_probe(copy, cache)
     assert first["values"] == [4.0, 3.0]
-    assert Path(first["folder"]).parent == cache / "fem"
-    assert list(Path(first["folder"]).rglob("*.nbi"))          # compiled code was cached
+    assert Path(first["root"]) == cache / "fem"
+    folder = Path(first["folders"][0])
+    assert folder.parent == cache / "fem" and folder.name.startswith("probe_caller-")
+    assert list(folder.glob("*.nbi"))                           # compiled code was cached
 
     again = run_probe(copy, cache)                             # nothing edited: from the cache
-    assert again["folder"] == first["folder"] and again["hits"] == 2
+    assert again["folders"] == first["folders"] and again["hits"] == 2
     assert again["values"] == [4.0, 3.0]
 
     (copy / "fem" / "probe_helper.py").write_text(HELPER.format(shift=2.0))
     helper = run_probe(copy, cache)
     assert helper["values"] == [6.0, 3.0]
-    assert helper["folder"] != first["folder"] and helper["hits"] == 0
+    assert helper["folders"] != first["folders"] and helper["hits"] == 0
 
     (copy / "fem" / "probe_slots.py").write_text(SLOTS.format(scale=5.0))
     constant = run_probe(copy, cache)
     assert constant["values"] == [6.0, 5.0]
-    assert constant["folder"] not in (first["folder"], helper["folder"])
+    assert constant["folders"][0] not in (first["folders"][0], helper["folders"][0])
 
 
-def test_the_hash_follows_the_compiled_sources_only(copy):
+def test_editing_python_code_that_calls_compiled_code_recompiles_nothing(copy, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_probe(copy, cache)
+    (copy / "fem" / "probe_driver.py").write_text(DRIVER.format(version=2))
+    again = run_probe(copy, cache)
+    assert again["folders"] == first["folders"] and again["hits"] == 2
+
+
+def test_the_keys_follow_what_compiled_code_reads(copy):
     package = copy / "fem"
     (package / "probe_alone.py").write_text("NOTHING = 0\n")
-    start = compiled.source_hash(str(package))
-    sources = compiled.compiled_sources(str(package))
+    start = compiled.module_keys(str(package))
     with_numba = {p.relative_to(package).as_posix() for p in package.rglob("*.py")
-                  if "numba" in p.read_text()}
-    assert "linalg.py" in with_numba and with_numba <= set(sources)
-    assert "probe_slots.py" in sources                  # imported by compiled code
-    assert "probe_alone.py" not in sources
-
-    (package / "probe_alone.py").write_text("NOTHING = 1\n")       # imported by no compiled code
-    assert compiled.source_hash(str(package)) == start
-    for name in ("linalg.py", "probe_slots.py"):
+                  if re.search(r"^(@numba\.njit|\w+ = numba\.njit)", p.read_text(), re.M)}
+    assert "linalg.py" in with_numba and "probe_caller.py" in with_numba
+    assert with_numba == set(start)
+    for name in ["probe_alone.py", "probe_driver.py"] + sorted(
+            p.relative_to(package).as_posix() for p in package.rglob("*.py")
+            if "numba" not in p.read_text()
+            and p.relative_to(package).as_posix() not in READ_BY_COMPILED_CODE):
         path = package / name
         text = path.read_text()
-        path.write_text(text + "\n")
-        assert compiled.source_hash(str(package)) != start
+        path.write_text(text + "\n# edited\n")
+        assert compiled.module_keys(str(package)) == start, name
         path.write_text(text)
-    assert compiled.source_hash(str(package)) == start
+    for name, changed in [("linalg.py", "linalg.py"), ("probe_slots.py", "probe_caller.py"),
+                          ("probe_helper.py", "probe_caller.py"),
+                          ("links/columns.py", "integrators/kernels.py")]:
+        path = package / name
+        text = path.read_text()
+        path.write_text(text + "\n# edited\n")
+        keys = compiled.module_keys(str(package))
+        assert keys[changed] != start[changed], name
+        path.write_text(text)
+    assert compiled.module_keys(str(package)) == start
+
+
+#: the modules without compiled code that compiled code reads (its constants)
+READ_BY_COMPILED_CODE = {"links/columns.py", "probe_slots.py"}
 
 
 @pytest.fixture
@@ -144,39 +183,47 @@ def temp_dir(tmp_path, monkeypatch):
     return temp
 
 
-KEY = "0123456789abcdef"
-
-
 def test_the_cache_goes_under_numba_cache_dir_else_the_user_cache(tmp_path, temp_dir):
-    root, folder = compiled.cache_folder(KEY, {"NUMBA_CACHE_DIR": str(tmp_path / "given")})
-    assert Path(folder) == tmp_path / "given" / "fem" / KEY and Path(folder).is_dir()
-    root, folder = compiled.cache_folder(KEY, {"XDG_CACHE_HOME": str(tmp_path / "xdg")})
-    assert Path(folder) == tmp_path / "xdg" / "fem" / "numba" / KEY
-    # a child process of fem: the folder fem set is recognized, a new hash goes beside it
-    child = {"NUMBA_CACHE_DIR": folder, compiled.ROOT_VARIABLE: root}
-    assert compiled.cache_folder("fedcba9876543210", child) == \
-        (root, os.path.join(root, "fedcba9876543210"))
+    root = compiled.cache_root({"NUMBA_CACHE_DIR": str(tmp_path / "given")})
+    assert Path(root) == tmp_path / "given" / "fem" and Path(root).is_dir()
+    root = compiled.cache_root({"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert Path(root) == tmp_path / "xdg" / "fem" / "numba"
+    # a child process of fem that cannot write the first choice: the root of its parent
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    child = {"NUMBA_CACHE_DIR": str(blocked), compiled.ROOT_VARIABLE: root}
+    assert compiled.cache_root(child) == root
 
 
 def test_an_unwritable_cache_falls_back_to_a_private_temporary_folder(tmp_path, temp_dir):
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder should be")
     for environ in ({"NUMBA_CACHE_DIR": str(blocked)}, {"XDG_CACHE_HOME": str(blocked)}):
-        root, folder = compiled.cache_folder(KEY, environ)
-        assert Path(root).parent == temp_dir and Path(folder) == Path(root) / KEY
+        root = compiled.cache_root(environ)
+        assert Path(root).parent == temp_dir
         if hasattr(os, "getuid"):
             assert Path(root).stat().st_mode & 0o077 == 0
 
 
-def test_old_hash_folders_are_pruned(tmp_path):
+def test_old_folders_of_a_module_are_pruned(tmp_path):
     root = tmp_path / "root"
     keys = [f"{i:016x}" for i in range(8)]
     for i, key in enumerate(keys):
-        (root / key).mkdir(parents=True)
-        os.utime(root / key, (1000.0 + i, 1000.0 + i))
+        for name in (f"linalg-{key}", f"links.law-{key}", key):
+            (root / name).mkdir(parents=True)
+            os.utime(root / name, (1000.0 + i, 1000.0 + i))
     (root / "notes").mkdir()
-    compiled.prune(str(root), keep=3, current=keys[0])
-    assert sorted(p.name for p in root.iterdir()) == sorted([keys[0], keys[7], keys[6], "notes"])
+    compiled.prune(str(root), keep=3, current=f"linalg-{keys[0]}")
+    assert sorted(p.name for p in root.glob("linalg-*")) == \
+        sorted(f"linalg-{k}" for k in (keys[0], keys[7], keys[6]))
+    assert len(list(root.glob("links.law-*"))) == 8 and (root / "notes").is_dir()
+    compiled.prune(str(root), keep=2, current=keys[1])          # the folders of one key
+    assert sorted(p.name for p in root.iterdir() if len(p.name) == 16) == [keys[1], keys[7]]
+
+
+def test_the_folder_of_a_module_names_it():
+    assert compiled.folder_name("integrators/kernels.py", "0123456789abcdef") == \
+        "integrators.kernels-0123456789abcdef"
 
 
 def test_progress_shows_compiling_kernels_while_numba_compiles_even_for_a_short_run():

@@ -17,7 +17,7 @@ step rule of ``explicit_steps.apparent_rule`` and the energy terms of the genera
 loads' work by the trapezoidal rule of ``kernels.dof_powers``; these contacts dissipate
 nothing while their modes hold). It stops before a step that covers an archived knot, whose
 bound fails, that wants less than the smallest step or that ends the chunk, and leaves that
-step to the general loop (``fem.integrators.explicit.loop``), after evaluating the laws at
+step to the general loop (``fem.integrators.explicit_loop.loop``), after evaluating the laws at
 the state it reached.
 """
 
