@@ -446,6 +446,11 @@ def _initial(t: Table, base) -> dict:
         return init
     from pathlib import Path
 
+    from fem.errors import path_problem, shown_path
+
+    problem = path_problem(name)
+    if problem is not None:
+        raise t.error("file", f"the path {shown_path(name)} {problem}")
     path = Path(name)
     path = path if path.is_absolute() or base is None else Path(base) / path
     init["file"] = path
