@@ -133,6 +133,10 @@ def main(argv=None) -> int:
         if isinstance(exc, PostproError):
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INVALID
+        refused = _refused_path(exc)
+        if refused is not None:
+            print(f"error: {refused}", file=sys.stderr)
+            return EXIT_INVALID
         if args.command == "info":
             print(f"error: {damaged(args.results, exc)}", file=sys.stderr)
             return EXIT_INVALID
@@ -148,6 +152,21 @@ def main(argv=None) -> int:
               f"file, if any, is marked \"failed\"", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
     return EXIT_OK
+
+
+def _refused_path(exc: BaseException) -> str | None:
+    """The line for a path the system refuses whatever the files present (a name too long,
+    a NUL byte), or None for any other error."""
+    import errno
+
+    from fem.errors import shown_path
+
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        name = f"{shown_path(exc.filename)}: " if exc.filename else ""
+        return f"{name}{exc.strerror} (a file name may be at most 255 bytes)"
+    if isinstance(exc, ValueError) and "null byte" in str(exc):
+        return "a path holds a NUL byte, which no file name may hold"
+    return None
 
 
 def _run(args) -> int:

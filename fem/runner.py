@@ -18,6 +18,7 @@ from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter
 from fem.study import Study, load_study
 from fem.study.specs import step_limit
+from fem.errors import path_problem, shown_path
 
 
 @dataclass
@@ -124,6 +125,9 @@ def partial_path(output: Path) -> Path:
 def check_output(output: Path, study: Study):
     """Refuse an output that is a folder or that resolves (links and relative paths alike)
     to a file the study reads: fem never overwrites an input."""
+    problem = path_problem(output)
+    if problem is not None:
+        raise StudyError(f"output: the results file {shown_path(output)} {problem}")
     try:
         if output.is_dir():
             raise StudyError(f"output: {output} is a directory")

@@ -162,19 +162,39 @@ def _tree_paths(node, prefix=()) -> set:
 
 
 def _check_paths(study: Study, paths, first: dict):
-    """Every PATH names a key of the base study; a PATH that adds a key absent from it must
-    be accepted with the first variant's value (an unknown key names nothing)."""
+    """Every PATH names a key of the base study. A PATH whose key the study has may take any
+    value there (a list in place of a number, a number in place of a list): a value the
+    study refuses only refuses its variant. A PATH that adds a key absent from the study must
+    name a key the study format knows (an unknown key names nothing)."""
     data = study.to_dict()
     keys = _tree_paths(data)
     for path in paths:
         probe = copy.deepcopy(data)
         assign(probe, path, first[path])         # raises for a PATH that names nothing
-        if _tree_paths(probe) != keys:
-            try:
-                study.with_values({path: first[path]})
-            except StudyError as exc:
-                raise StudyError(f"sweep parameter {path}: the study has no such key, and "
-                                 f"adding it is refused: {exc}") from None
+        if not _adds_a_key(data, _tree_paths(probe) - keys):
+            continue
+        try:
+            study.with_values({path: first[path]})
+        except StudyError as exc:
+            key = path.rsplit(".", 1)[-1]
+            if f"unknown key '{key}'" in str(exc):
+                raise StudyError(f"sweep parameter {path}: the study has no such key: "
+                                 f"{exc}") from None
+            # a key the format knows, with a value the study refuses: that variant's matter
+
+
+def _adds_a_key(data, added: set) -> bool:
+    """Whether the paths ``added`` by an assignment hold a key new to a table of ``data``
+    (rather than the entries of a list that replaced a value of the same key)."""
+    for path in added:
+        if path[:-1] in added:
+            continue                              # inside a value that is itself new
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        if isinstance(parent, dict):
+            return True
+    return False
 
 
 def _check_dofs(study: Study, dofs):

@@ -175,6 +175,10 @@ class _ForceColumns:
             raise PostproError(f"{self._where} did not archive '{quantity}' (not in its "
                                f"fields, or a model without {lacking})")
         dataset = self._group[quantity]
+        if isinstance(self, _SampledAnalysis):
+            width = (len(self.elements) * len(self.element_components)
+                     if quantity == "element_force" else len(self.reactions))
+            dataset = self._rows_of(bounded(dataset, self._results.path), width)
         if quantity == "element_force":
             elements, components = self.elements, self.element_components
             if name not in elements:
@@ -202,8 +206,51 @@ class _SampledAnalysis(_ForceColumns, Analysis):
     def _axis(self) -> np.ndarray:
         # the axis is one float64 per row (80 MB for 1e7 rows): cheap enough to keep
         if not hasattr(self, "_axis_cache"):
-            self._axis_cache = np.asarray(self._dataset(self._axis_name)[()], dtype=float)
+            dataset = self._dataset(self._axis_name)
+            if dataset.ndim != 1:
+                raise PostproError(f"{self._where}: its '{self._axis_name}' dataset has shape "
+                                   f"{dataset.shape}, not one {self._axis_name} per row: the "
+                                   f"file is damaged")
+            self._axis_cache = np.asarray(dataset[()], dtype=float)
         return self._axis_cache
+
+    def _rows_of(self, dataset: h5py.Dataset, width: int | None = None) -> h5py.Dataset:
+        """``dataset``, once its shape agrees with the file: one row per instant of the axis
+        (a complete analysis; one that did not complete may have archived fewer rows of some
+        datasets than of its axis, never more) and, when ``width`` is given, that many
+        columns (None: a one-dimensional series)."""
+        rows = len(self._axis())
+        name = dataset.name.split(f"{self._group.name}/", 1)[-1]
+        unit = "instant" if self._axis_name == "time" else self._axis_name
+        shape = dataset.shape
+        if width is None and len(shape) != 1:
+            problem = f"has shape {shape}, not one value per {unit}"
+        elif width is not None and len(shape) != 2:
+            problem = f"has shape {shape}, not ({rows}, {width})"
+        elif width is not None and shape[1] != width:
+            problem = f"has {shape[1]} columns, not {width} ({self._width_story(name)})"
+        elif shape[0] > rows or (shape[0] < rows and self.status == layout.STATUS_COMPLETE):
+            problem = (f"has {shape[0]} rows, {'fewer' if shape[0] < rows else 'more'} than "
+                       f"the {rows} values of its '{self._axis_name}' dataset")
+        else:
+            return dataset
+        raise PostproError(f"{self._where}: dataset '{name}' {problem}: the file is damaged")
+
+    def _width_story(self, name: str) -> str:
+        if name in layout.NODAL_FIELDS:
+            return ("the dofs listed in its 'dofs' dataset" if "dofs" in self._group
+                    else "the dofs of the file's dof table")
+        if name == "element_force":
+            return "its elements times their components"
+        if name == "reaction":
+            return "its reaction names"
+        return "its modes"
+
+    def _field_width(self) -> int:
+        """The number of columns of a nodal field: the dofs it archived."""
+        if "dofs" in self._group:
+            return int(self._group["dofs"].shape[0]) if self._group["dofs"].ndim == 1 else -1
+        return self._results.ndof
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -240,7 +287,7 @@ class _SampledAnalysis(_ForceColumns, Analysis):
         if field not in self.fields:
             raise PostproError(f"{self._where} did not archive '{field}' (archived: "
                                f"{_listing(self.fields)})")
-        return self._dataset(field)
+        return self._rows_of(self._dataset(field), self._field_width())
 
     def _window(self, start, end, rows: int) -> tuple[int, int]:
         """Row range ``[i0, i1)`` of the axis values within ``[start, end]`` (both inclusive)."""
@@ -302,12 +349,13 @@ class _SampledAnalysis(_ForceColumns, Analysis):
         axis : numpy.ndarray, shape (k,)
         values : numpy.ndarray, shape (k, len(dofs))
         """
+        # the datasets are checked here, before the first block is asked for
         rows_held = (self._named_column(field, *dofs[0])[0] if field in FORCE_QUANTITIES and
                      len(dofs) else self._field(field)).shape[0]
         i0, i1 = self._window(start, end, rows_held)
         span = max(step, rows - rows % step)  # whole strides per block keep the thinning regular
-        for first in range(i0, i1, span):
-            yield self.read_rows(field, dofs, first, min(first + span, i1), step)
+        return (self.read_rows(field, dofs, first, min(first + span, i1), step)
+                for first in range(i0, i1, span))
 
     def _column(self, node: str, component: str) -> int:
         """Column of (node, component) in this analysis' fields: the dof number, or its
@@ -504,6 +552,10 @@ class TransientAnalysis(_SampledAnalysis):
             raise PostproError(f"{self._where} has no generalized coordinates '{path}' (basis "
                                f"'{self.basis}')")
         dataset = self._dataset(path)
+        if "omega" in self._group:
+            dataset = self._rows_of(dataset, int(self._group["omega"].shape[0]))
+        else:
+            dataset = self._rows_of(dataset, dataset.shape[1] if dataset.ndim == 2 else 0)
         count = dataset.shape[1]
         if not 1 <= mode <= count:
             raise PostproError(f"{self._where}: mode {mode} out of range 1..{count}")
@@ -531,6 +583,8 @@ class TransientAnalysis(_SampledAnalysis):
         if group is None:
             return {"time": self._axis()[:0]}
         names = [n for n in group if isinstance(group[n], h5py.Dataset)]
+        for n in names:
+            self._rows_of(bounded(group[n], self._results.path))
         rows = min([group[n].shape[0] for n in names], default=0)
         i0, i1 = self._window(start, end, rows)
         terms = {"time": self._axis()[i0:i1]}
@@ -655,7 +709,11 @@ class TransientAnalysis(_SampledAnalysis):
             raise PostproError(f"{self._where} has no link '{name}' (links: "
                                f"{_listing(self.links)})")
         self._require_readable()
-        return self._group["links"][name]
+        group = self._group["links"][name]
+        for series in group.values():
+            if isinstance(series, h5py.Dataset):
+                self._rows_of(bounded(series, self._results.path))
+        return group
 
 
 class HarmonicAnalysis(_SampledAnalysis):

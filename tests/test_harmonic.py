@@ -215,3 +215,40 @@ def test_v4_frequency_response_matches_a_dense_solve(tmp_path):
                       for wi in w])
     assert np.all(u[:, [0, 9]] == 0)
     assert np.abs(u[:, 1:9] - exact).max() <= 1e-12 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e-13, 3e-9])
+def test_an_undamped_mode_at_its_natural_frequency_is_refused(tmp_path, capsys, offset):
+    from fem.cli import EXIT_INVALID, main
+
+    m, k = 2.0, 8.0e3
+    natural = float(np.sqrt(k / m) / (2 * np.pi))        # 10.0658 Hz
+    frequency = natural * (1 + offset)                   # the same within round-off
+    for basis, owner in (("physical", "of the structure"), ("modal", "of 'modes'")):
+        text = oscillator(m, k, 0.0, 3.0, f"[1.0, {frequency!r}]")
+        physical = text.index('[[analysis]]\nname = "physical"')
+        modal = text.index('[[analysis]]\nname = "modal"')
+        # the analysis of the other basis left out
+        text = text[:modal] if basis == "physical" else text[:physical] + text[modal:]
+        study = tmp_path / f"{basis}.toml"
+        study.write_text(text)
+        out = tmp_path / f"{basis}.h5"
+        code = main(["run", str(study), "--out", str(out), "--quiet"])
+        err = capsys.readouterr().err
+        assert code == EXIT_INVALID, err
+        assert err.startswith("error: analysis[") and err.count("\n") == 1, err
+        assert (f".frequencies: {frequency:.12g} Hz is the natural frequency of mode 1 {owner} "
+                f"({natural:.12g} Hz), which no damping reaches") in err
+        assert not out.exists() and not out.with_name(out.name + ".partial").exists()
+
+
+def test_a_damped_mode_or_a_frequency_beside_resonance_is_computed(run_toml):
+    m, k, force = 2.0, 8.0e3, 3.0
+    natural = float(np.sqrt(k / m) / (2 * np.pi))
+    for c, frequency in ((1e-3, natural), (0.0, natural * (1 + 1e-6))):
+        f = run_toml(oscillator(m, k, c, force, f"[{frequency!r}]"), name=f"c{c}")
+        w = 2 * np.pi * frequency
+        exact = force / (k - m * w ** 2 + 1j * c * w)
+        for name in ("physical", "modal"):
+            assert f[f"analyses/{name}"].attrs["status"] == "complete"
+            assert f[f"analyses/{name}/displacement"][0, 0] == pytest.approx(exact, rel=1e-6)

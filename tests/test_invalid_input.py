@@ -28,6 +28,23 @@ end = 0.1
 step = 1.0e-3
 """
 
+# the same transient analysis on the basis of the chain's two modes, by adaptive2
+MODAL = """\
+[[analysis]]
+name = "modes"
+kind = "modes"
+count = 2
+
+[[analysis]]
+name = "run"
+kind = "transient"
+basis = "modal"
+modes = "modes"
+scheme = "adaptive2"
+step = 1.0e-3
+end = 0.1
+"""
+
 CHECK = BASE[BASE.index("[[check]]"):]
 
 INLINE_MESH = BASE[BASE.index("[mesh.nodes]"):BASE.index("[model]")]
@@ -279,7 +296,22 @@ CASES = [
     ("initial_state_on_an_unknown_node",
      append('[[initial]]\nnodes = ["N8"]\nvelocity = { DX = 1.0 }\n'),
      ["initial[1].nodes", "unknown node 'N8'"]),
+    # contradictions between keys: found by validation, before any file is opened
+    ("adaptive_min_step_above_max_step",
+     edit((ANALYSIS, MODAL.replace("end = 0.1", "end = 0.1\nmin_step = 1e-3\nmax_step = 1e-4"))),
+     ["analysis[2].min_step", "0.001 s is greater than max_step (0.0001 s)"]),
+    ("adaptive_min_step_above_the_default_max_step",
+     edit((ANALYSIS, MODAL.replace("end = 0.1", "end = 0.1\nmin_step = 0.01"))),
+     ["analysis[2].min_step", "default max_step", "0.001 s", "give max_step"]),
+    ("modal_damping_ratios_with_projected_damping",
+     edit((ANALYSIS, MODAL.replace("end = 0.1", "end = 0.1\nmodal_damping = [0.02]"))),
+     ["analysis[2].modal_damping", 'only applies with damping = "modal"']),
+    ("fewer_modal_damping_ratios_than_modes",
+     edit((ANALYSIS, MODAL.replace("end = 0.1", 'end = 0.1\ndamping = "modal"\n'
+                                                 'modal_damping = [0.02]'))),
+     ["analysis[2].modal_damping", "1 damping ratio(s) for 2 modes (give one ratio per mode)"]),
 ]
+
 
 
 @pytest.fixture
@@ -392,3 +424,22 @@ def test_study_file_not_found_through_the_script(tmp_path):
     out = tmp_path / "results.h5"
     proc = _fem("run", "absent.toml", "--out", str(out), cwd=tmp_path)
     assert_invalid(proc.returncode, proc.stdout, proc.stderr, out, ["study file not found"])
+
+
+CONTRADICTIONS = [c for c in CASES if c[0] in (
+    "adaptive_min_step_above_max_step", "adaptive_min_step_above_the_default_max_step",
+    "modal_damping_ratios_with_projected_damping", "fewer_modal_damping_ratios_than_modes")]
+
+
+@pytest.mark.parametrize("text, expected", [c[1:] for c in CONTRADICTIONS],
+                         ids=[c[0] for c in CONTRADICTIONS])
+def test_contradictions_between_keys_are_found_by_validation(tmp_path, text, expected):
+    from fem.errors import StudyError
+    from fem.study import load_study
+
+    study = tmp_path / "study.toml"
+    study.write_text(text, encoding="utf-8")
+    with pytest.raises(StudyError) as caught:
+        load_study(study)           # reads and validates; builds no model, opens no file
+    for piece in expected:
+        assert piece in str(caught.value)

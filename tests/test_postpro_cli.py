@@ -945,3 +945,49 @@ def test_time_plot_draws_a_reaction_and_an_element_force_in_their_own_panels(v3,
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, _, err = post(capsys, "plot", v3, "-a", "newmark", "-e", "AC", "-o", out)
     assert code == 2 and "--element: give --field element_force" in err
+
+
+# -- datasets whose shapes disagree with the file ---------------------------------------------
+def _reshaped(data, how):
+    return {"fewer_rows": lambda d: d[:500], "more_rows": lambda d: np.concatenate([d, d]),
+            "narrower": lambda d: d[:, :5], "wider": lambda d: np.hstack([d, d]),
+            "two_dimensional": lambda d: np.column_stack([d, d])}[how](data)
+
+
+@pytest.mark.parametrize("dataset, how, job, message", [
+    ("displacement", "fewer_rows", "series",
+     "dataset 'displacement' has 500 rows, fewer than the 1001 values of its 'time' dataset"),
+    ("displacement", "more_rows", "plot",
+     "dataset 'displacement' has 2002 rows, more than the 1001 values of its 'time' dataset"),
+    ("displacement", "narrower", "series",
+     "dataset 'displacement' has 5 columns, not 6 (the dofs of the file's dof table)"),
+    ("velocity", "wider", "plot",
+     "dataset 'velocity' has 12 columns, not 6 (the dofs of the file's dof table)"),
+    ("time", "two_dimensional", "series",
+     "its 'time' dataset has shape (1001, 2), not one time per row"),
+    ("links/stop/normal_force", "fewer_rows", "shocks",
+     "dataset 'links/stop/normal_force' has 500 rows, fewer than the 1001 values"),
+    ("energy/kinetic", "more_rows", "energy",
+     "dataset 'energy/kinetic' has 2002 rows, more than the 1001 values"),
+])
+def test_a_dataset_whose_shape_disagrees_with_the_file_is_refused(capsys, synthetic, tmp_path,
+                                                                  dataset, how, job, message):
+    import shutil
+
+    path = tmp_path / "damaged.h5"
+    shutil.copy(synthetic, path)
+    with h5py.File(path, "r+") as f:
+        group = f["analyses/shock"]
+        data = _reshaped(group[dataset][()], how)
+        del group[dataset]
+        group.create_dataset(dataset, data=data)
+    options = {"series": ["-a", "shock", "-n", "N2", "-f", "displacement", "-f", "velocity"],
+               "plot": ["-a", "shock", "-n", "N2", "-c", "DX", "-f", "displacement", "-f",
+                        "velocity", "-o", tmp_path / "figure.png"],
+               "shocks": ["-a", "shock"], "energy": ["-a", "shock"]}[job]
+    code, out, err = post(capsys, job, path, *options)
+    assert code == 2, err
+    assert out == "" and err.count("\n") == 1, (out, err)
+    assert err.startswith(f"error: analysis 'shock' in '{path}': ")
+    assert message in err and err.rstrip().endswith("the file is damaged"), err
+    assert not (tmp_path / "figure.png").exists()

@@ -249,6 +249,34 @@ def test_fem_sweep_on_two_worker_processes_writes_the_table_and_the_files(tmp_pa
 
 
 @pytest.mark.filterwarnings("ignore:.*exceeds the stability limit")
+def test_a_value_that_changes_the_shape_of_a_key_is_not_a_missing_key(tmp_path, capsys):
+    # V3's first spring has a stiffness per component, [28e4, 1, 2]: a number in its place
+    # is the same key (-1 refused: its variant only; 2.8e5 accepted)
+    study = v3_newmark(tmp_path)
+    out = tmp_path / "sw"
+    code = main(["sweep", str(study), "--vary", "discrete.1.stiffness=-1,2.8e5",
+                 "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == EXIT_ANALYSIS_FAILED, err
+    assert "no such key" not in err
+    table = read_table(out)
+    assert [r["status"] for r in table] == ["refused", "complete"]
+    assert table[0]["message"] == "discrete[1].stiffness: values must be >= 0, got -1"
+    assert "variant 1: refused: discrete[1].stiffness: values must be >= 0" in err
+    assert not (out / "variants" / "0001.h5").exists()
+    assert (out / "variants" / "0002.h5").is_file()
+    # a key the study lacks and the format knows takes its values variant by variant too
+    result = fem.sweep(fem.Study.load(study), {"model.rayleigh.mass": [-1.0, 0.5]},
+                       tmp_path / "sw2")
+    assert [r["status"] for r in result.rows] == ["refused", "complete"]
+    assert "model.rayleigh.mass" in result.rows[0]["message"]
+    # a key the format does not know stops the sweep before anything runs
+    with pytest.raises(fem.StudyError, match=r"discrete\.1\.stiffnes: the study has no "
+                                             r"such key: .*unknown key 'stiffnes'"):
+        fem.sweep(fem.Study.load(study), {"discrete.1.stiffnes": [1.0]}, tmp_path / "sw3")
+    assert not (tmp_path / "sw3").exists()
+
+
 def test_failing_variants_are_rows_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
     study = tmp_path / "s.toml"
     study.write_text(DIVERGING)

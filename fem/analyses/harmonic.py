@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from fem.assembly import free_matrices
-from fem.errors import SolverError
+from fem.errors import SolverError, StudyError
 from fem.study.specs import FIELDS
 from postpro import layout
 
@@ -53,6 +53,12 @@ def run(ctx, spec):
     for name in p["loads"]:
         F += TT @ model.loads[name].vector
     freq = frequencies(p["frequencies"])
+    if p["basis"] == "modal":
+        modes, owner = ctx.states[p["modes"]], f"of '{p['modes']}'"
+    else:
+        modes, owner = _structure_modes(M, K, freq, spec.where), "of the structure"
+    if modes is not None:
+        _refuse_resonance(freq, modes, C, spec.where, owner)
     t0 = time.perf_counter()
     aw = ctx.writer.analysis(spec.name, "harmonic", basis=p["basis"], parameters=p)
     aw.dataset("frequency", freq, "Hz")
@@ -99,6 +105,45 @@ def run(ctx, spec):
     aw.finish("complete", "", wall_time_s=wall, steps=len(freq))
     ctx.say(f"  {len(freq)} frequencies, {freq.min():.6g} ... {freq.max():.6g} Hz, "
             f"{wall:.3f} s")
+
+
+#: a mode is at resonance when its dynamic stiffness |w_r^2 - w^2 + i w c_r| is below this
+#: fraction of its stiffness w_r^2 (c_r = phi_r^T C phi_r): the response there exceeds 1e8
+#: times the static one, the round-off of the natural frequency itself
+RESONANCE = 1e-8
+
+
+def _structure_modes(M, K, freq, where):
+    """The real modes of the free dofs up to the highest frequency asked (None when the
+    model has no mode: no mass, no free dof), numbered from the lowest."""
+    from fem.modal.modes import real_modes
+
+    band = (0.0, float(freq.max()) * (1 + 4 * RESONANCE))
+    try:
+        return real_modes(M, K, band=band, where=where)
+    except (StudyError, SolverError):
+        # no mode in the band, or none at all (no resonance); or no modes to be had (a
+        # singular solve then says so)
+        return None
+
+
+def _refuse_resonance(freq, modes, C, where, owner):
+    """Refuse a frequency at which a mode that no damping reaches resonates."""
+    omega = np.asarray(modes.omega, float)
+    if not len(omega):
+        return
+    phi = np.asarray(modes.shapes, float)
+    c = np.abs(np.einsum("fm,fm->m", phi, C @ phi))
+    w = 2 * np.pi * np.asarray(freq, float)
+    for r in np.flatnonzero(omega > 0):        # a rigid-body motion at 0 Hz is a singular solve
+        gap = np.abs(omega[r] ** 2 - w ** 2 + 1j * w * c[r])
+        hit = np.flatnonzero(gap <= RESONANCE * omega[r] ** 2)
+        if len(hit):
+            f = freq[hit[0]]
+            raise StudyError(f"{where}.frequencies: {f:.12g} Hz is the natural frequency of "
+                             f"mode {r + 1} {owner} ({omega[r] / (2 * np.pi):.12g} Hz), which no "
+                             f"damping reaches: the undamped response there is unbounded "
+                             f"(give the structure damping, or leave out that frequency)")
 
 
 def _physical_solver(M, K, C, F):

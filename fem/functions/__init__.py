@@ -143,6 +143,11 @@ def build_function(name: str, spec: dict, base_dir: Path) -> TimeFunction:
     if not isinstance(file, str) or not file.strip():
         raise FunctionError(f"{prefix}.file: must be a non-empty path string (got {file!r})")
     columns = _check_columns(name, spec.get("columns", [0, 1]))
+    from fem.errors import path_problem, shown_path
+
+    problem = path_problem(file)
+    if problem is not None:
+        raise FunctionError(f"{prefix}.file: the path {shown_path(file)} {problem}")
     path = Path(file).expanduser()
     if not path.is_absolute():
         path = Path(base_dir) / path

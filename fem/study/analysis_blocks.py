@@ -208,7 +208,29 @@ def _transient(t: Table, p: dict, loads, links, base=None, supports=()):
                                         f"recombine on every node (no nodes key), or leave "
                                         f"{' and '.join(forces)} out of fields")
             p["fields"] = [f for f in p["fields"] if f not in FORCE_FIELDS]
+        if p["damping"] == "projected" and md is not None:
+            raise t.error("modal_damping", 'only applies with damping = "modal" (damping is '
+                                           '"projected": Phi^T C Phi)')
     _scheme_keys(t, p, row)
+    _step_bounds(t, p)
+
+
+def _step_bounds(t: Table, p: dict):
+    """An adaptive scheme's steps lie within [min_step, max_step]: refuse bounds that leave
+    no step (either may be the default: max_step (end - start) / 100, min_step 1e-12 (end -
+    start))."""
+    if "min_step" not in p or "max_step" not in p:
+        return
+    span = p["end"] - p["start"]
+    low, high = p["min_step"], p["max_step"]
+    if low is None or low <= (high if high is not None else span / 100.0):
+        return
+    if high is not None:
+        raise t.error("min_step", f"{low:g} s is greater than max_step ({high:g} s): no step "
+                                  f"can lie between them")
+    raise t.error("min_step", f"{low:g} s is greater than the default max_step, (end - start) "
+                              f"/ 100 = {span / 100.0:g} s: no step can lie between them (give "
+                              f"max_step)")
 
 
 def _scheme_keys(t: Table, p: dict, row):
@@ -278,12 +300,28 @@ def _cross_check_analyses(analyses):
             if other.kind != "modes":
                 raise StudyError(f"{a.where}.modes: analysis '{ref}' is of kind {other.kind}, "
                                  f"not modes")
+            _check_ratio_count(a, other)
         init = a.params.get("initial")
         if init is not None and "file" not in init:
             other = by_name.get(init["analysis"])
             if other is None or other.index >= a.index or other.kind != "transient":
                 raise StudyError(f"{a.where}.initial.analysis: no transient analysis named "
                                  f"'{init['analysis']}' before this one")
+
+
+def _check_ratio_count(a, modes):
+    """The ratios of ``modal_damping`` against the number of modes of the modes analysis
+    ``modes``, when that number is known before the run (a count without a band)."""
+    ratios = a.params.get("modal_damping")
+    count = modes.params.get("count")
+    if ratios is None or count is None or modes.params.get("band") is not None:
+        return
+    if a.kind == "transient" and a.params.get("damping") == "modal" and len(ratios) < count:
+        raise StudyError(f"{a.where}.modal_damping: {len(ratios)} damping ratio(s) for "
+                         f"{count} modes (give one ratio per mode)")
+    if a.kind == "spectral" and len(ratios) not in (1, count):
+        raise StudyError(f"{a.where}.modal_damping: {len(ratios)} ratios for the {count} modes "
+                         f"of '{modes.name}' (give one ratio, or one per mode)")
 
 
 def _check_function_domains(analyses, loads, imposed, relations, functions):
@@ -408,6 +446,11 @@ def _initial(t: Table, base) -> dict:
         return init
     from pathlib import Path
 
+    from fem.errors import path_problem, shown_path
+
+    problem = path_problem(name)
+    if problem is not None:
+        raise t.error("file", f"the path {shown_path(name)} {problem}")
     path = Path(name)
     path = path if path.is_absolute() or base is None else Path(base) / path
     init["file"] = path

@@ -10,6 +10,7 @@ from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
                              RayleighSpec, RelationSpec, Targets)
 from fem.study.support_blocks import link_support
+from fem.errors import path_problem, shown_path
 from fem.validate import Table, check_float, check_float_list
 
 
@@ -25,9 +26,15 @@ def _targets(t: Table, allowed=("nodes", "node_groups", "cells", "cell_groups"),
 def _mesh(t: Table, base: Path) -> MeshSpec:
     file = t.str("file", None)
     if file is not None:
+        problem = path_problem(file)
+        if problem is not None:
+            raise t.error("file", f"the path {shown_path(file)} {problem}")
         file = Path(file) if Path(file).is_absolute() else base / file
-        if not file.is_file():
-            raise t.error("file", f"mesh file not found: {file}")
+        try:
+            if not file.is_file():
+                raise t.error("file", f"mesh file not found: {file}")
+        except OSError as exc:
+            raise t.error("file", f"{shown_path(file)}: {exc.strerror or exc}") from None
     nodes = {}
     nt = t.table("nodes", None)
     if nt is not None:

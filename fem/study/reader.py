@@ -14,6 +14,7 @@ from fem.study.spectral_blocks import spectra as design_spectra
 from fem.study.random_blocks import check_base_acceleration_functions
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
 from fem.study.support_blocks import check_support_domains, support, unique_names
+from fem.errors import path_problem, shown_path
 from fem.validate import Table
 
 
@@ -25,19 +26,46 @@ def load_study(path) -> Study:
 
 def read_study_data(path) -> tuple[dict, str]:
     """The tables of a study file and its text, not yet validated (:func:`parse_study` does)."""
+    problem = path_problem(path)
+    if problem is not None:
+        raise StudyError(f"study file {shown_path(path)}: the path {problem}")
     path = Path(path)
-    if not path.is_file():
-        raise StudyError(f"study file not found: {path}")
-    source = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        if not path.is_file():
+            raise StudyError(f"study file not found: {path}")
+        source = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise StudyError(f"study file {shown_path(path)}: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    except ValueError as exc:
+        # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise StudyError(f"{path}: {_long_number(source, exc)}") from None
     except RecursionError:
         raise StudyError(f"{path}: arrays or inline tables nested too deeply (a study needs "
                          f"at most {MAX_DEPTH} levels)") from None
     check_depth(data, path)
     return data, source
+
+
+def _long_number(source: str, exc: ValueError) -> str:
+    """Where a study holds a number too long to read, and its key when the line shows it."""
+    import re
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    found = re.search(r"[0-9_]{%d,}" % (limit + 1), source) if limit else None
+    if found is None:
+        return f"not valid TOML: {exc}"
+    line = source.count("\n", 0, found.start()) + 1
+    start = source.rfind("\n", 0, found.start()) + 1
+    head = source[start:found.start()]
+    key = head.split("=", 1)[0].strip().strip('"') if "=" in head else ""
+    what = f"key '{key[:60]}' (line {line})" if key else f"line {line}"
+    return (f"{what}: a number of {found.end() - found.start()} digits, more than the "
+            f"{limit} a study number may have")
 
 
 #: the deepest nesting of tables and arrays a study may use

@@ -59,13 +59,22 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
+#: the largest figure: the renderer draws at most 2^16 pixels a side; 1e8 pixels of RGBA
+#: take 400 MB
+MAX_SIDE, MAX_PIXELS = 32768, 10**8
+
+
 def parse_size(text: str) -> tuple[int, int]:
     """``"1000x600"`` -> (1000, 600) pixels."""
     found = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
     if not found or min(int(found[1]), int(found[2])) < 50:
         raise PostproError(f"--size: expected WIDTHxHEIGHT in pixels, each at least 50, "
                            f"got '{text}'")
-    return int(found[1]), int(found[2])
+    width, height = int(found[1]), int(found[2])
+    if max(width, height) > MAX_SIDE or width * height > MAX_PIXELS:
+        raise PostproError(f"--size: {width}x{height} pixels is too large (at most {MAX_SIDE} "
+                           f"a side and {MAX_PIXELS:.0e} pixels in all)")
+    return width, height
 
 
 def run(args) -> int:
@@ -80,6 +89,9 @@ def run(args) -> int:
             figure.savefig(output, dpi=args.dpi)
         except OSError as exc:
             raise PostproError(f"cannot write '{output}': {exc.strerror or exc}") from exc
+        except MemoryError:
+            raise PostproError(f"--size: not enough memory to draw a figure of "
+                               f"{size[0]}x{size[1]} pixels at --dpi {args.dpi}") from None
     print(f"wrote {output}")
     return common.EXIT_OK
 

@@ -104,11 +104,16 @@ def write_series(stream, analysis, fields, dofs, start=None, end=None,
         titles += ([f"{name} {component} {quantity} amplitude [{unit}]",
                     f"{name} {component} {quantity} phase [deg]"] if harmonic else
                    [f"{name} {component} {quantity} [{unit}]"])
-    stream.write(",".join(titles) + "\n")
-    width = 1 + (len(fields) * len(dofs) + len(named)) * (2 if harmonic else 1)
     groups = {}
     for quantity, name, component in named:
         groups.setdefault(quantity, []).append((name, component))
+    # no row read yet: the datasets' shapes are checked before a line is written
+    for field in fields:
+        analysis.read_rows(field, dofs, i0, i0)
+    for quantity, pairs in groups.items():
+        analysis.read_forces(quantity, pairs, i0, i0)
+    stream.write(",".join(titles) + "\n")
+    width = 1 + (len(fields) * len(dofs) + len(named)) * (2 if harmonic else 1)
     line = ",".join([f"%.{digits}g"] * width) + "\n"
     written = 0
     for first in range(i0, i1, rows):
