@@ -30,6 +30,7 @@ from fem.integrators.adaptive import ACCEPTED, REJECTED, load_at, plan_step
 from fem.integrators.explicit_steps import VERLET, apparent_rule
 from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at, sign_kept
 from fem.links.columns import ACT, CN, GAP, KIND, KN, MODE, MU, PEN, PLANE
+from fem.links.law import JACOBIAN
 
 #: the most steps one call of ``segment`` takes
 SEGMENT_STEPS = 1 << 16
@@ -132,7 +133,7 @@ def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, ar
     if taken:
         for c in range(nc):
             flags[c] = cv[c, MODE]
-        links_at(P, kin, x, v, wp, cv, before, phi, db, dd, flags, J, J, False)
+        links_at(P, kin, x, v, wp, cv, before, phi, db, dd, flags, J, J, JACOBIAN[0])
         for c in range(nc):
             for q in range(cv.shape[1]):
                 cv[c, q] = before[c, q]

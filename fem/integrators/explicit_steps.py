@@ -34,7 +34,7 @@ from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, 
                                       error_ratio, load_at)
 from fem.linalg import banded_solve_into, small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, LAM, MODE
-from fem.links.law import evaluate, refresh_rates
+from fem.links.law import JACOBIAN, evaluate, refresh_rates
 
 # methods
 RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3
@@ -75,7 +75,7 @@ def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, wo
     linear_force(ops, x, v, w, work)
     if P.shape[0]:
         link_kinematics(kin, x, v, w, d, dd)
-        evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, False)
+        evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, JACOBIAN[0])
         csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, work)
     _mass_solve(mass, work, out)
     if rig.index.size:

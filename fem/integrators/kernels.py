@@ -20,7 +20,7 @@ from fem.linalg import csr_matvec_add
 from fem.links.columns import (ACT, ARCHIVED, BLK, CMP, CN, DIR, FN, G0, G1, GAP,
                                KIND, LAM, MODE, NA, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
                                SLIP)
-from fem.links.law import evaluate, step_dissipation, stored_energy
+from fem.links.law import JACOBIAN, evaluate, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
 #: energy accumulators: external work, structural damping, link dissipation
@@ -534,7 +534,7 @@ def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bond
     modes ``flags`` (cv0 the values where those modes began), and the bond forces lam
     (k, len(bonded)) of the bonded rigid contacts ``bonded``. Returns the next row."""
     for k in range(times.size):
-        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, False)
+        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, JACOBIAN[0])
         for j in range(bonded.size):
             c = bonded[j]
             value = lam[k, j]

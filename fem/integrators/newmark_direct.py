@@ -45,7 +45,7 @@ from fem.integrators.newmark_steps import advance_state, predict_solve
 from fem.links.columns import (BLK, CIRCLE, CN, CT, G1, KIND, MODE, MU, NRM, PDOT, PLANE,
                                SDIR, SLIP, VSL)
 from fem.links.friction import _project
-from fem.links.law import evaluate_inline as evaluate
+from fem.links.law import JACOBIAN, evaluate_inline as evaluate
 
 #: a row block denser than this is held dense (a modal basis)
 DENSE_FILL = 0.25
@@ -127,7 +127,7 @@ def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, w
         _rows_product(kin, rows, LT, ut, sums)
         for r in range(rows.size):
             d1[rows[r]] = sums[r]
-        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, False)
+        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, JACOBIAN[0])
         _scatter(sops, rows, ZR, s1.phi, a1)
         x1, v1 = s1.x, s1.v
         bad = 0

@@ -34,6 +34,7 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
 from fem.integrators.newmark_steps import (advance_state, diagonal_solve, loads_diagonal,
                                            predict_solve)
 from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
+from fem.links.law import JACOBIAN
 
 #: uncoupled systems up to this many modes take a step in one pass (``_segment``)
 FUSED_MODES = 4
@@ -281,6 +282,6 @@ def _evaluate(P, kin, x, v, w, s0, before, flags, Jd, Jv, closed):
     for r in range(cv.shape[0]):
         for q in range(cv.shape[1]):
             before[r, q] = cv[r, q]
-    links_at(P, kin, x, v, w, before, cv, s0.phi, s0.db, s0.dd, flags, Jd, Jv, False)
+    links_at(P, kin, x, v, w, before, cv, s0.phi, s0.db, s0.dd, flags, Jd, Jv, JACOBIAN[0])
     for r in range(cv.shape[0]):
         closed[r] = cv[r, ACT]

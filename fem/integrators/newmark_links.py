@@ -10,7 +10,7 @@ import numpy as np
 from fem.errors import SolverError
 from fem.linalg import small_solve
 from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
-from fem.links.law import evaluate_inline as evaluate, rate_free, refresh_rates
+from fem.links.law import JACOBIAN, evaluate, rate_free, refresh_rates
 
 MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
@@ -52,7 +52,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for r in range(m3):
             d[r] = Dut[r]
             dd[r] = Dvt[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, False)
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, JACOBIAN[0])
         loaded = False
         for k in range(na):
             r = act[k]
@@ -86,7 +86,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for r in range(m3):
             d[r] = Dut[r] + bd * y[r]
             dd[r] = Dvt[r] + gd * y[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, True)
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1])
         if it >= HOLD_AFTER and not held:
             # no consistent mode set (a force that jumps where p = 0): the contacts that keep
             # changing keep their mode over this step, and change at the next one

@@ -208,7 +208,7 @@ def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
 
 
 # --------------------------------------------------------------------------- one step
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """Links, state update and energies of a step whose predictors are in wk and whose
     a0 = S^-1 r is in s1.a: the new state goes to s1. DONE or NOT_SETTLED."""
@@ -295,7 +295,7 @@ def predict_solve(dt, co, ops, sops, W, i, s0, wk, a1):
             banded_solve_into(sops.band, sops.perm, wk.rhs, a1, wk.xs)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """One step (banded factor) from s0 to s1."""
     predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)

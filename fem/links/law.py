@@ -45,7 +45,7 @@ from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, CN, FDN, FN, FREE, FT
                                G1, KIND, KN, LAM, MODE, MU, NG, NP, NRM, NV, OPEN, PEN, PDOT,
                                RIGID, SDIR, SLIP, SLIPW, STICK, VSL, ENN, ENT)
 
-__all__ = ["evaluate", "step_dissipation", "stored_energy", "support_work", "affect", "NP",
+__all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "affect", "NP",
            "NV", "NG", "FREE"]
 
 
@@ -134,6 +134,11 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
         friction.tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv,
                             jac, mode)
 
+
+#: the ``jac`` argument of ``evaluate`` as a run-time value: JACOBIAN[0] (no) or [1] (yes). A
+#: literal True or False at a call site would compile ``evaluate``, and the laws it calls, once
+#: for each
+JACOBIAN = np.array([False, True])
 
 #: the same law compiled into its caller: for the step loops whose one call site is hot
 evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.py_func)
