@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from pathlib import Path
 
 import h5py
@@ -175,6 +176,8 @@ class AnalysisWriter:
         self.group = group
         #: the component of each dof of the model (for the units of the nodal fields)
         self.components = components
+        #: the first non-finite value written to a series: (dataset, time), else None
+        self.nonfinite: tuple[str, float] | None = None
 
     def link(self, name: str, **attrs) -> h5py.Group:
         """The ``links/<name>`` group, with attributes such as the link's stiffness."""
@@ -210,7 +213,7 @@ class AnalysisWriter:
             for name in layout.NODAL_FIELDS:
                 if name in columns and name not in units and columns[name] == len(components):
                     units[name] = layout.column_units(name, components)
-        return SeriesWriter(self.group, columns, units, dtype)
+        return SeriesWriter(self.group, columns, units, dtype, owner=self)
 
     def field_units(self, field: str):
         """The ``units`` attribute of a nodal field over every dof of the model."""
@@ -238,14 +241,27 @@ class AnalysisWriter:
         self.group.file.flush()
 
     def finish(self, status: str = layout.STATUS_COMPLETE, message: str = "", **attrs):
+        """Set the analysis' status; a "complete" analysis whose series hold a non-finite
+        value is not complete: SolverError naming the dataset and the instant (the run
+        ends "failed")."""
+        if status == layout.STATUS_COMPLETE and self.nonfinite is not None:
+            from fem.errors import SolverError
+            name, t = self.nonfinite
+            where = self.group.name.rsplit("/", 1)[-1]
+            raise SolverError(f"analysis '{where}': its '{name}' is not finite at "
+                              f"t = {t:.9g} s (the first such value): the results are not "
+                              f"complete")
         self.set(status=status, message=message, **attrs)
 
 
 class SeriesWriter:
     """Appends blocks of rows to resizable, chunked datasets sharing the ``time`` axis."""
 
-    def __init__(self, group: h5py.Group, columns: dict[str, int], units: dict[str, str], dtype):
+    def __init__(self, group: h5py.Group, columns: dict[str, int], units: dict[str, str], dtype,
+                 owner: AnalysisWriter | None = None):
         self.group = group
+        #: the analysis writer told of the first non-finite value appended
+        self.owner = owner
         self.rows = 0
         self.datasets = {}
         if "time" not in columns:
@@ -269,8 +285,22 @@ class SeriesWriter:
         if k == 0:
             return
         start, stop = self.rows, self.rows + k
+        if self.owner is not None and self.owner.nonfinite is None:
+            self._check_finite(blocks)
         for name, d in self.datasets.items():
             d.resize(stop, axis=0)
             d[start:stop] = blocks[name]
         self.rows = stop
         self.group.file.flush()
+
+    def _check_finite(self, blocks: dict):
+        """Tell the owner of the first non-finite value of ``blocks`` (dataset, instant)."""
+        times = np.asarray(blocks["time"], dtype=float)
+        for name in self.datasets:
+            block = np.asarray(blocks[name])
+            if block.dtype.kind not in "fc" or np.isfinite(block).all():
+                continue
+            bad = ~np.isfinite(block)
+            row = int(np.argmax(bad.reshape(len(block), -1).any(axis=1)))
+            self.owner.nonfinite = (name, float(times[row]) if name != "time" else math.nan)
+            return

@@ -124,6 +124,7 @@ def _integrate(scheme, grid, *, x0, v0, acceleration, sink, progress, result) ->
                     W = np.ascontiguousarray(dyn.load_values(knots), np.float64)
                 if not np.isfinite(W).all():
                     raise SolverError(_not_finite(scheme.label, dyn, knots, W))
+                _check_imposed(scheme.label, dyn, knots)
                 archive = np.ascontiguousarray(archive, np.bool_)
                 archive[0] = False
                 _run_chunk(scheme, Chunk(knots, W, archive, dt, load), sink, result)
@@ -223,6 +224,21 @@ def _not_finite(label, dyn, knots, W) -> str:
     what = {0: "", 1: "the rate of ", 2: "the second derivative of "}.get(order, "a derivative of ")
     return (f"{label}: {what}function '{name}' is not finite at t = {knots[bad]:.9g} s "
             f"({W[bad, j]:g}): a load or imposed motion must stay finite over the analysis")
+
+
+def _check_imposed(label, dyn, knots):
+    """The imposed motions that only the results show (dofs that no free dof feels) are
+    finite at the knots too; SolverError naming the first function that is not."""
+    system = getattr(dyn.source, "system", dyn.source)
+    for fn in getattr(system, "g_functions", ()) or ():
+        with np.errstate(all="ignore"):
+            h = np.broadcast_to(np.asarray(fn.derivative(knots, 0), float), knots.shape)
+        if not np.isfinite(h).all():
+            bad = int(np.flatnonzero(~np.isfinite(h))[0])
+            name = getattr(fn, "name", "") or "?"
+            raise SolverError(f"{label}: function '{name}' is not finite at t = "
+                              f"{knots[bad]:.9g} s ({h[bad]:g}): a load or imposed motion must "
+                              f"stay finite over the analysis")
 
 
 def _divergence(scheme) -> str:

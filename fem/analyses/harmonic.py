@@ -82,6 +82,11 @@ def run(ctx, spec):
             w = 2 * np.pi * f_blk
             Q = np.stack([solve(wi, fi) for wi, fi in zip(w, f_blk)])      # (k, nf)
             U = (T @ Q.T).T                                                   # (k, ndof)
+            bad = ~np.isfinite(U).all(axis=1)
+            if bad.any():
+                raise SolverError(f"analysis '{spec.name}': the response is not finite at "
+                                  f"{f_blk[int(np.argmax(bad))]:.9g} Hz: the results are not "
+                                  f"complete")
             values = {"displacement": U, "velocity": 1j * w[:, None] * U,
                       "acceleration": -(w ** 2)[:, None] * U}
             for f in fields:

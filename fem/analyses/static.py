@@ -33,11 +33,19 @@ def solve(model, load_names, t=None):
     F = np.zeros(n)
     for name in load_names:
         load = model.loads[name]
-        F += load.vector * _at(load.function, t)
+        value = _at(load.function, t)
+        if not np.isfinite(value):
+            raise SolverError(f"static: the function '{load.function.name}' of load '{name}' "
+                              f"is not finite at t = {t:.9g} s ({value}): a load must be "
+                              f"finite at the analysis' time")
+        F += load.vector * value
     if con.G.shape[1]:
         h = np.ones(con.G.shape[1]) if t is None else np.atleast_1d(con.values(t))
         if t is None:
             h[model.supports.columns()] = 0.0      # supports at rest, without a time
+        if not np.all(np.isfinite(h)):
+            raise SolverError(f"static: an imposed value is not finite at t = {t:.9g} s: "
+                              f"an imposed motion must be finite at the analysis' time")
         g = con.G @ h
     else:
         g = np.zeros(n)
