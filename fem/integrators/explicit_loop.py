@@ -15,7 +15,7 @@ from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, EXPONENT, H, HISTORY, 
                                       hermite, load_at, plan_step, step_growth)
 from fem.integrators.explicit_lean import segment
 from fem.integrators.explicit_steps import (DEVOGE, EULER, VERLET, _link_powers, _powers,
-                                            accel_inline, apparent_step_inline, step)
+                                            accel, apparent_step_inline, step)
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
                                      crossed_inline, diverged, record_changes, step_energy,
                                      step_energy_inline)
@@ -250,7 +250,7 @@ def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, 
             for c in range(W.shape[1]):
                 ws.w[c] = W[j, c]
         hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
-        accel_inline(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
+        accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
                      ws.ddo, flags, ws.f, ws.ao)
         if g < points:
             pw, pd = _powers(ops, ws.w, ws.vo)

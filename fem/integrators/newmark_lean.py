@@ -273,7 +273,7 @@ _segment_call = numba.njit(cache=True, nogil=True, _nrt=False,
                            fastmath={"reassoc", "contract"})(_segment.py_func)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _evaluate(P, kin, x, v, w, s0, before, flags, Jd, Jv, closed):
     """The law in full at the state (x, v) into the buffer's contact values, forces and link
     displacements; ``before`` gets the values it replaces, ``closed`` the modes the law
