@@ -1,4 +1,4 @@
-"""Command line: ``fem run | sweep | info | mesh | schemes | post``; it only wires the library.
+"""Command line: ``fem run | sweep | info | mesh | schemes | warmup | post``; it only wires the library.
 
 Exit codes: 0 success, 1 a check failed, 2 invalid input (study, mesh, results file),
 3 an analysis failed (divergence, singular matrix; for a sweep: a variant did not complete).
@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
                                              "each one offers")
     schemes.add_argument("--keys", action="store_true",
                          help="also list the keys each scheme accepts, with their defaults")
+    warmup = sub.add_parser("warmup", help="compile the step loops of every scheme (a first "
+                                           "run then starts at once)")
+    warmup.add_argument("--jobs", "-j", type=_job_count, default=None, metavar="N",
+                        help="processes that compile in parallel (default: the cores)")
     post = sub.add_parser("post", help="post-process a results file (fem post --help)",
                           add_help=False)
     post.add_argument("args", nargs=argparse.REMAINDER)
@@ -77,6 +81,18 @@ def _add_sweep(sub):
     sweep.add_argument("--quiet", "-q", action="store_true", help="print errors only")
 
 
+def _job_count(text: str) -> int:
+    """argparse type of --jobs: a whole number from 1 to 256."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got '{text}'") \
+            from None
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError(f"expected 1 to 256 processes, got {text}")
+    return value
+
+
 def _step_count(text: str) -> int:
     """argparse type of --max-steps: a positive integer, also written 1e9."""
     try:
@@ -109,6 +125,10 @@ def main(argv=None) -> int:
             return EXIT_OK
         if args.command == "schemes":
             return _schemes(args.keys)
+        if args.command == "warmup":
+            from fem.warmup import run as warm_up
+
+            return warm_up(args.jobs)
         if args.command == "post":
             from postpro.cli import main as post_main
 

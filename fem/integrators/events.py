@@ -50,7 +50,7 @@ from fem.integrators import landing, stick_slip
 from fem.integrators.kernels import DONE, quadratic
 from fem.links import impact
 from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, ENN, ENT, G0, G1, GAP, KIND, LAM, MODE,
-                               OPEN, PDOT, RIGID, SDIR, SLIP, STICK, VG)
+                               NRM, OPEN, PDOT, PEN, RIGID, SDIR, SLIP, STICK, VG)
 from fem.links.columns import E as RESTITUTION
 from fem.links.law import affect
 
@@ -339,6 +339,12 @@ def initial_modes(scheme) -> list:
     scheme.link_state(np.full(P.shape[0], -1.0))
     cv = b.CV[cur]
     records: list = []
+    # a shock contact exactly at its surface, that the motion drives in: closed (its event
+    # function starts at zero, where no crossing could ever be seen)
+    touching = [c for c in range(P.shape[0]) if _driven_in(scheme, c)]
+    for c in touching:
+        cv[c, ACT] = 1.0
+        cv[c, MODE] = STICK
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
         if P[c, KIND] == RIGID:
@@ -380,6 +386,28 @@ def initial_modes(scheme) -> list:
                                "bodies together at the start", -b.CV[cur][c, PDOT],
                                -b.CV[cur][c, PDOT], 0.0))
     return settle(scheme, records)
+
+
+def _driven_in(scheme, c: int) -> bool:
+    """Whether shock contact c, open at the start, touches its obstacle to round-off and
+    the motion drives it in: approaching, or at rest with its acceleration (the contact
+    open) into the obstacle."""
+    P = scheme.P
+    b, cur = scheme.buf, scheme.cur
+    cv = b.CV[cur]
+    if P[c, KIND] == RIGID or cv[c, ACT] > 0.5:
+        return False
+    o = 3 * int(P[c, BLK])
+    d, dd = b.DB[cur][o:o + 3], b.DD[cur][o:o + 3]
+    if abs(cv[c, PEN]) > 1e-12 * max(1.0, float(np.max(np.abs(d)))):
+        return False
+    speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd))))
+    if abs(cv[c, PDOT]) > speed:
+        return cv[c, PDOT] > 0.0
+    acc = stick_slip.link_rows(scheme, c) @ scheme.equilibrium(assign=False)
+    if scheme.kin.imposed:
+        acc = acc + scheme.kin.La[o:o + 3] @ np.asarray(scheme.w, float)
+    return float(cv[c, NRM:NRM + 3] @ acc) > 0.0
 
 
 class ZenoGuard:
