@@ -7,10 +7,12 @@ studies that take the loops real studies take: without links, with a plane shock
 located and at the steps), with Coulomb friction, with a rigid impact. The schemes are shared
 among ``jobs`` processes, which compile in parallel and write the one cache.
 
-Each small study is a one-node model with DX and DZ: a mass on a spring along X, pressed
+The small studies are a one-node model with DX and DZ: a mass on a spring along X, pressed
 along Z on a plane (the shock, with friction in the friction variant), or beside a wall along
-X (the impact), over 0.1 s: the wall is reached, and the shocks close at the start. They
-are run in memory: nothing is written.
+X (the impact), over 0.1 s: the wall is reached, and the shocks close at the start. On a
+physical basis a chain of two masses (with and without a shock) is run too: its matrices are
+banded where the one-node model's are diagonal, and the loops are compiled once for each
+storage of a band. They are run in memory: nothing is written.
 """
 
 from __future__ import annotations
@@ -65,6 +67,31 @@ def study_for(basis: str, scheme: str, variant: str, events: str) -> dict:
     return study
 
 
+def chain_study(basis: str, scheme: str, shock: bool) -> dict:
+    """A chain of two masses along X (A clamped, B, C; a spring between each pair), with a
+    plane shock on C when ``shock``: its matrices are banded (the one-node studies' are
+    diagonal, and numba compiles the loops once for each storage of a band)."""
+    study = {
+        "mesh": {"nodes": {"A": [0.0, 0.0, 0.0], "B": [1.0, 0.0, 0.0], "C": [2.0, 0.0, 0.0]},
+                 "cells": {"AB": {"type": "SEG2", "nodes": ["A", "B"]},
+                           "BC": {"type": "SEG2", "nodes": ["B", "C"]}}},
+        "model": {"components": ["DX"]},
+        "discrete": [{"cells": ["AB", "BC"], "stiffness": 1e3, "damping": 1.0},
+                     {"nodes": ["B", "C"], "mass": 1.0}],
+        "constraint": [{"nodes": ["A"], "DX": 0.0}],
+        "initial": [{"nodes": ["C"], "velocity": {"DX": 1.0}}],
+        "analysis": [],
+    }
+    run = {"name": "run", "kind": "transient", "basis": basis, "scheme": scheme,
+           "end": 0.05, "step": 1e-3}
+    if shock:
+        study["link"] = [{"name": "stop", "kind": "shock", "nodes": ["C"],
+                          "normal": [1.0, 0.0, 0.0], "gap": 0.01, "stiffness": 1e5}]
+        run["links"] = ["stop"]
+    study["analysis"].append(run)
+    return study
+
+
 def warm(key: tuple[str, str]) -> tuple[tuple[str, str], float, str]:
     """Run the small studies of scheme ``key`` = (basis, scheme): (key, seconds, the first
     error or "")."""
@@ -87,6 +114,13 @@ def warm(key: tuple[str, str]) -> tuple[tuple[str, str], float, str]:
             except Exception as exc:       # reported, and the other studies still compile
                 return key, time.perf_counter() - start, \
                     f"{variant}, events = {events}: {type(exc).__name__}: {exc}"
+    if basis == "physical":
+        for shock in (False, True):
+            try:
+                fem.run(fem.Study.from_dict(chain_study(basis, scheme, shock)))
+            except Exception as exc:
+                return key, time.perf_counter() - start, \
+                    f"chain{' with a shock' if shock else ''}: {type(exc).__name__}: {exc}"
     return key, time.perf_counter() - start, ""
 
 
