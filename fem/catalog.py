@@ -4,28 +4,24 @@ accepts with their defaults, which link features it runs, and how it steps.
 Nothing in fem knows these facts anywhere else: the study reader validates an analysis block
 against :data:`SCHEMES`, the factory builds the scheme a row names, ``fem schemes`` prints
 the link matrix, and a test keeps the table of docs/study_format.md equal to
-:func:`feature_matrix`. This module imports nothing from fem, so that any layer may read it.
+:func:`feature_matrix`. This module imports nothing from fem but the law registry (itself
+free of imports), so that any layer may read it.
 
-A row's ``features`` maps each link feature of :data:`FEATURES` to ``True`` (the scheme runs
-it) or to the physical reason why it cannot.
+A row's ``features`` maps each link feature of the law registry (``fem.laws``) to
+``True`` (the scheme runs it) or to the physical reason why it cannot: it follows from the
+features' capability flags, never from a law's name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: link features, in the order of the matrix
-FEATURES = ("shock.plane", "shock.two_planes", "shock.circle", "friction.coulomb",
-            "friction.unidirectional", "impact")
+from fem import laws as registry
 
-FEATURE_TITLES = {
-    "shock.plane": "shock, plane",
-    "shock.two_planes": "shock, two planes",
-    "shock.circle": "shock, circle",
-    "friction.coulomb": "Coulomb friction",
-    "friction.unidirectional": "unidirectional friction",
-    "impact": "impact",
-}
+#: link features, in the order of the matrix
+FEATURES = tuple(registry.FEATURES)
+
+FEATURE_TITLES = {name: f.title for name, f in registry.FEATURES.items()}
 
 BASES = ("physical", "modal")
 
@@ -127,13 +123,22 @@ _ADAPTIVE_KEYS = (_TOLERANCE, _MAX_STEP, _MIN_STEP)
 
 # ------------------------------------------------------------------------------- features
 _ALL = {f: True for f in FEATURES}
+_EVOLVING = ("the exact scheme propagates the structure's state only: an internal variable "
+             "with a rate equation of its own (a dashpot in series) is not part of it")
+
+
+def _exact_cell(feature: registry.Feature):
+    """What the exact scheme does with a feature: it needs equations linear between events,
+    and no internal variable that evolves between them."""
+    if not feature.linear:
+        return feature.nonlinear
+    if feature.evolving:
+        return _EVOLVING
+    return True
+
+
 #: what the exact scheme cannot do, and why
-_EXACT = dict(_ALL)
-_EXACT["shock.circle"] = ("the radial penetration |r| - gap of a circular obstacle is not linear "
-                          "in the dofs: a closed contact has no exact solution")
-_EXACT["friction.coulomb"] = ("sliding in a plane follows the direction of the sliding velocity, "
-                              "which is not linear in the state: a sliding phase has no exact "
-                              "solution (unidirectional friction is linear and is offered)")
+_EXACT = {name: _exact_cell(f) for name, f in registry.FEATURES.items()}
 
 _FIXED = "the step of the scheme (required)"
 _GRID = ("the output grid (optional): states between the accepted steps come from the dense "

@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
                                              "each one offers")
     schemes.add_argument("--keys", action="store_true",
                          help="also list the keys each scheme accepts, with their defaults")
+    schemes.add_argument("--explain", metavar="STUDY", default=None,
+                         help="for each transient analysis of STUDY, the step loop that will "
+                              "run and why")
     warmup = sub.add_parser("warmup", help="compile the step loops of every scheme (a first "
                                            "run then starts at once)")
     warmup.add_argument("--jobs", "-j", type=_job_count, default=None, metavar="N",
@@ -124,6 +127,8 @@ def main(argv=None) -> int:
             print(read(args.mesh).summary(None if args.all else 20))
             return EXIT_OK
         if args.command == "schemes":
+            if args.explain is not None:
+                return _explain(args.explain)
             return _schemes(args.keys)
         if args.command == "warmup":
             from fem.warmup import run as warm_up
@@ -275,6 +280,21 @@ def _schemes(keys: bool) -> int:
     if keys:
         print()
         print(catalog.keys_text())
+    return EXIT_OK
+
+
+def _explain(path) -> int:
+    """``fem schemes --explain STUDY``: the loop of each transient analysis, and why."""
+    from fem.analyses.transient import loop_choice
+    from fem.runner import prepare
+
+    study, model = prepare(path)
+    for spec in study.analyses:
+        if spec.kind != "transient":
+            continue
+        p = spec.params
+        choice = loop_choice(study, model, spec)
+        print(f"{spec.name} ({p['basis']} {p['scheme']}): {choice.loop} loop: {choice.why}")
     return EXIT_OK
 
 

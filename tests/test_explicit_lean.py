@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import fem.integrators.explicit as explicit
+from fem.integrators import loops
 from test_modal_shock import CHAIN as DAMPED
 
 #: the chain of test_modal_shock without its dampers (structural and contact), on adaptive2
@@ -19,16 +19,18 @@ CHAIN = (DAMPED.replace("damping = 6.0\n", "").replace('damping = 30.0\nrelease 
 
 def run(run_toml, monkeypatch, lean: bool, name: str):
     used = []
-    original = explicit.qualifies
+    original = loops.choose
 
-    def spy(*args):
-        result = original(*args) and lean
-        used.append(result)
-        return result
+    def spy(*args, **kwargs):
+        choice = original(*args, **kwargs)
+        if not lean and choice.loop == "explicit segment":
+            choice = loops.Choice("explicit general", "forced by the test")
+        used.append(choice.loop == "explicit segment")
+        return choice
 
-    monkeypatch.setattr(explicit, "qualifies", spy)
+    monkeypatch.setattr(loops, "choose", spy)
     f = run_toml(CHAIN, name=name)
-    monkeypatch.setattr(explicit, "qualifies", original)
+    monkeypatch.setattr(loops, "choose", original)
     return f["analyses/a"], used
 
 

@@ -30,9 +30,9 @@ def check_analysis_links(study, analysis):
     for link in links:
         check_link_support(link, analysis)
     kinds = {lk.kind for lk in links}
-    if len(kinds) > 1:
-        raise NotAvailableError(f"{analysis.where}.links: shock and impact links in one "
-                                f"analysis are not available in this version")
+    if "impact" in kinds and len(kinds) > 1:
+        raise NotAvailableError(f"{analysis.where}.links: impact links with links of other "
+                                f"kinds in one analysis are not available in this version")
     if links and analysis.get("basis") == "modal" and analysis.get("static_correction"):
         raise NotAvailableError(f"{analysis.where}.static_correction: not available with "
                                 f"links (the correction would move the links' dofs)")
@@ -58,11 +58,14 @@ def check_link_support(link, analysis):
 def check_links(study, model):
     """Resolve every link on the model before any computation: an unknown node, or a
     normal along a translation the model lacks, stops the run with the key at fault."""
-    from fem.links.shock import shock_link
+    from fem.links.shock import check_direction, relative_translation, shock_link
 
     for link in study.links:
         if link.kind == "shock":
             shock_link(link, model)
+        elif link.kind == "maxwell":
+            check_direction(link, model, relative_translation(link, model),
+                            link.params["direction"], "direction")
         else:
             for name in link.nodes:
                 model.mesh.node_index(name, f"{link.where}.nodes")

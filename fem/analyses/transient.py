@@ -298,3 +298,41 @@ def _force_fields(aw, model, p) -> ForceFields:
         aw.dataset("reaction_dofs", reactions.dofs)
         aw.dataset("reaction_names", np.asarray(reactions.names, dtype=object))
     return forces
+
+
+def loop_choice(study, model, spec):
+    """The step loop the transient analysis ``spec`` will run, and why
+    (``fem.integrators.loops.choose``), from its scheme's catalog row and its links' laws,
+    without running it (``fem schemes --explain``)."""
+    from fem.integrators import loops
+    from fem.links.traits import traits
+
+    p = spec.params
+    info = catalog.info(p["basis"], p["scheme"])
+    if model.supports:
+        system, _ = support_system(model, p["loads"], p["supports"],
+                                   damping=p["support_damping"], start=p["start"],
+                                   where=spec.where)
+    else:
+        system = reduce(model, p["loads"])
+    specs = [next(lk for lk in study.links if lk.name == name) for name in p["links"]]
+    links = linkset.build(specs, model)
+    dyn = dynamics_.physical(system, links.D)
+    if info.name in loops.NEWMARK_FAMILY:
+        imposed = dyn.kinematics().imposed
+    else:
+        imposed = bool(np.any(dyn.Lw) or np.any(dyn.Lv))
+    events = p.get("events", info.events)
+    if p["basis"] == "modal":
+        ratios = p.get("modal_damping")
+        damped = (any(r > 0 for r in ratios) if ratios is not None
+                  else system.damping.count_nonzero() > 0)
+    else:
+        damped = system.damping.count_nonzero() > 0
+    name = info.name
+    beta = 0.0 if name == "central_difference" else p.get("beta", 0.25)
+    alpha = 0.0 if name != "hht" or p.get("equilibrium") == "modified" else p.get("alpha", 0.0)
+    return loops.choose(name, traits(links.P), basis=p["basis"], locate=events == "locate",
+                        explicit_newmark=beta == 0.0 and alpha == 0.0, imposed=imposed,
+                        adaptive=not is_fixed(info, p), damped=damped,
+                        diagonal=p["basis"] == "modal")

@@ -186,7 +186,7 @@ class Scheme:
         cv, jd, jv = scratch
         self.call(links_at)(self.P, self.kin, b.X[c], b.V[c],
                             np.ascontiguousarray(self.w, float), b.CV[c], cv, b.PHI[c], b.DB[c],
-                            b.DD[c], np.asarray(flags, float), jd, jv, False)
+                            b.DD[c], np.asarray(flags, float), jd, jv, False, 0.0)
         b.CV[c] = cv
 
     def mass_solve(self, rhs):

@@ -43,6 +43,8 @@ import math
 
 import numpy as np
 
+from fem.integrators import loops
+from fem.links.traits import traits
 from fem.errors import SolverError
 from fem.exact.events import first_event
 from fem.exact.propagator import Propagator, polynomial_coefficients
@@ -55,7 +57,7 @@ from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, a
                                           run_pieces)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged
 from fem.linalg import as_csr
-from fem.links.columns import CMP, FN, G0, KIND, LAM, MODE, MU, NV, OPEN, RIGID
+from fem.links.columns import CMP, FN, G0, LAM, MODE, NV, OPEN
 from fem.study.specs import step_limit
 
 SMOOTH_DEGREE = 8
@@ -107,8 +109,9 @@ class ExactScheme(Scheme):
         nc = self.P.shape[0]
         self._scratch = make_scratch(self.n, self.phases.nb, nc, NV, self.L.shape[0])
         #: the pieces take the events of frictionless shock contacts themselves
-        self._internal = bool(nc) and not np.any(self.P[:, KIND] == RIGID) and not np.any(
-            self.P[:, MU] > 0)
+        self.choice = loops.choose("exact", traits(self.P), basis=dynamics.basis,
+                                   locate=True)
+        self._internal = self.choice.loop == "exact pieces"
         self._cascade = MAX_CASCADE * max(1, nc)
         self._log_room = self.log.time.size // 2
         self._mdiag, self._mfull = self._mass_inverse()
@@ -437,7 +440,7 @@ class ExactScheme(Scheme):
                               np.ascontiguousarray(Z[:, n:]), A, W,
                               np.ascontiguousarray(Erows, float), self.P, self.kin, self.ops,
                               cv0, cv0[:, MODE].astype(float), bonded, lam,
-                              *self._archive_scratch)
+                              *self._archive_scratch, float(self.t))
 
     def trial(self, t_end):
         """The landed state of the event the scheme found (the only trial it offers)."""

@@ -299,7 +299,7 @@ def _links(P, kin, buf, which, w, sc):
     for c in range(cv.shape[0]):
         sc.flags[c] = cv[c, MODE]
     links_at(P, kin, buf.X[which], buf.V[which], w, cv, sc.cv, buf.PHI[which], buf.DB[which],
-             buf.DD[which], sc.flags, sc.Jd, sc.Jv, JACOBIAN[0])
+             buf.DD[which], sc.flags, sc.Jd, sc.Jv, JACOBIAN[0], 0.0)
     cv[:, :] = sc.cv
 
 
@@ -350,7 +350,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         if archive[knot] and tj >= t0:
             _at(f, W, terms, tj - t0, E0, z, rate, En, enu, emw)
             links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd, sc.flags,
-                     sc.Jd, sc.Jv, JACOBIAN[0])
+                     sc.Jd, sc.Jv, JACOBIAN[0], tj - t0)
             _bond_forces(f, z, Wk[knot], sc.cv)
             archive_row(out, row, tj, ops, z[:n], z[n:], rate[n:], sc.cv, En, 0.0)
             row += 1

@@ -37,14 +37,14 @@ from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXP
                                       HISTORY, HMAX, HMIN, HSTAB, METHOD, RATE_FREE, REJECTED,
                                       SV, SX, TAU, TOL, load_at)
 from fem.integrators.base import Scheme
-from fem.integrators.explicit_lean import qualifies
+from fem.integrators import loops
 from fem.integrators.explicit_loop import _emit, loop, trial_step
 from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
                                             Work, tableau)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT
 from fem.integrators.newmark_lean import contact_rows
 from fem.linalg import Factor
-from fem.links.law import rate_free
+from fem.links.traits import traits
 
 # --------------------------------------------------------------------------- the scheme
 
@@ -100,7 +100,8 @@ class Explicit(Scheme):
         omega = self.highest_frequency()
         ctl[H0] = 1.0 / omega if omega > 0 else math.inf
         undamped = dynamics.damping.count_nonzero() == 0
-        ctl[RATE_FREE] = 1.0 if undamped and rate_free(self.P) else 0.0
+        law_traits = traits(self.P)
+        ctl[RATE_FREE] = 1.0 if undamped and not law_traits.any("rate") else 0.0
         if self.method in (EULER, VERLET) and not fixed:
             C = dynamics.damping.toarray() if self.n <= 2000 else None
             rho = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (C + C.T))), initial=0.0)) \
@@ -116,8 +117,11 @@ class Explicit(Scheme):
             ctl[H] = max(min(h, ctl[HMAX]), ctl[HMIN])
         self.ctl = ctl
         self._w_static = None
-        self.lean = qualifies(self.method, self.adaptive, self.locate, dynamics, self.P,
-                              self.ops, self.rig.index)
+        self.choice = loops.choose(
+            name, law_traits, basis=dynamics.basis, locate=self.locate, adaptive=self.adaptive,
+            damped=not undamped, diagonal=self.ops.Kdiag.size == n,
+            imposed=bool(np.any(dynamics.Lw) or np.any(dynamics.Lv)))
+        self.lean = self.choice.loop == "explicit segment"
         R = contact_rows(self.P, self.L) if self.lean else np.zeros((0, n))
         self.lean_rows = (np.ascontiguousarray(R),
                           np.ascontiguousarray(R * self.mass.inv) if self.lean else R)

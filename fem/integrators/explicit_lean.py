@@ -29,23 +29,11 @@ import numpy as np
 from fem.integrators.adaptive import ACCEPTED, REJECTED, load_at, plan_step
 from fem.integrators.explicit_steps import VERLET, apparent_rule
 from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at, sign_kept
-from fem.links.columns import ACT, CN, GAP, KIND, KN, MODE, MU, PEN, PLANE
+from fem.links.columns import ACT, GAP, KN, MODE, PEN
 from fem.links.law import JACOBIAN
 
 #: the most steps one call of ``segment`` takes
 SEGMENT_STEPS = 1 << 16
-
-
-def qualifies(method: int, adaptive: bool, locate: bool, dynamics, P, ops, rigid) -> bool:
-    """Whether an explicit scheme runs its steps through ``segment`` (module docstring)."""
-    if method != VERLET or not adaptive or not locate or dynamics.basis != "modal":
-        return False
-    n = dynamics.size
-    if ops.Kdiag.size != n or dynamics.damping.count_nonzero() or len(rigid):
-        return False
-    if np.any(dynamics.Lw) or np.any(dynamics.Lv):
-        return False
-    return bool(np.all((P[:, KIND] == PLANE) & (P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -133,7 +121,7 @@ def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, ar
     if taken:
         for c in range(nc):
             flags[c] = cv[c, MODE]
-        links_at(P, kin, x, v, wp, cv, before, phi, db, dd, flags, J, J, JACOBIAN[0])
+        links_at(P, kin, x, v, wp, cv, before, phi, db, dd, flags, J, J, JACOBIAN[0], 0.0)
         for c in range(nc):
             for q in range(cv.shape[1]):
                 cv[c, q] = before[c, q]

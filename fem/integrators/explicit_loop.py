@@ -251,7 +251,7 @@ def _emit(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, times, j, x, v, a, x1, 
                 ws.w[c] = W[j, c]
         hermite(th, h, x, v, a, x1, v1, a1, ws.xo, ws.vo)
         accel(ops, kin, mass, P, rig, ws.xo, ws.vo, ws.w, cv, cvo, ws.phio, ws.do,
-                     ws.ddo, flags, ws.f, ws.ao)
+                     ws.ddo, flags, ws.f, ws.ao, th * h)
         if g < points:
             pw, pd = _powers(ops, ws.w, ws.vo)
             pl, ps = _link_powers(kin, P, ws.phio, ws.ddo, ws.w)

@@ -69,13 +69,14 @@ def tableau(name):
 
 # --------------------------------------------------------------------------- acceleration
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, work, out):
-    """out = the acceleration at (x, v) under the loads w and the links (module docstring);
-    writes the contact values cv_new (from cv_old: anchors, modes), phi, d, d'."""
+def accel(ops, kin, mass, P, rig, x, v, w, cv_old, cv_new, phi, d, dd, flags, work, out, h):
+    """out = the acceleration at (x, v) under the loads w and the links (module docstring),
+    h (s) after the committed link values cv_old; writes the contact values cv_new, phi, d,
+    d'."""
     linear_force(ops, x, v, w, work)
     if P.shape[0]:
         link_kinematics(kin, x, v, w, d, dd)
-        evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, JACOBIAN[0])
+        evaluate(P, d, dd, cv_old, cv_new, phi, rig.J, rig.J, flags, JACOBIAN[0], h)
         csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, work)
     _mass_solve(mass, work, out)
     if rig.index.size:
@@ -190,7 +191,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
             ws.vs[i] = v[i] + h * sv
         load_at(tau + c[st] * h, dt, k, W, w, slope)
         accel(ops, kin, mass, P, rig, ws.xs, ws.vs, w, cv, cv1, phi1, d1, dd1, flags, ws.f,
-              KV[st])
+              KV[st], c[st] * h)
         for i in range(n):
             KX[st, i] = ws.vs[i]
         if b[st] != 0.0:
@@ -216,7 +217,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
         ws.ev[i] = h * gv
     # the acceleration and the links at the new state (the last stage of an FSAL pair)
     load_at(tau + h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1, h)
     if ctl[ADAPTIVE] > 0.0:
         return error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL])
     return 0.0
@@ -240,7 +241,7 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
             x1[i] = x[i] + h * ws.vh[i]
             v1[i] = ws.vh[i] + 0.5 * h * a[i]
     load_at(tau + h, dt, k, W, w, slope)
-    accel_inline(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel_inline(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1, h)
     if method == VERLET:
         for i in range(n):
             v1[i] = ws.vh[i] + 0.5 * h * a1[i]
@@ -251,7 +252,7 @@ def apparent_step(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, x1
                 refresh_rates(P, dd1, cv1)
         else:
             accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f,
-                  a1)
+                  a1, h)
     dx = 0.0
     da = 0.0
     for i in range(n):
@@ -356,7 +357,8 @@ def _restart_slope(ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, cv1, p
         xx = ws.xs if sgn == 0 else x
         vv = ws.vs if sgn == 0 else v
         load_at(t, dt, k, W, w, slope)
-        accel(ops, kin, mass, P, rig, xx, vv, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ws.xo)
+        accel(ops, kin, mass, P, rig, xx, vv, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ws.xo,
+              eps if sgn == 0 else 0.0)
         _linear_accel(ops, mass, xx, vv, w, ws.f, ws.vo)
         scale = 1.0 / eps if sgn == 0 else -1.0 / eps
         for i in range(n):
@@ -384,13 +386,13 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
         xh[i] = x[i] + 0.5 * h * v[i] + h * h / 24.0 * (4.0 * a[i] - fmh[i])
         vh[i] = v[i] + h * (5.0 / 24.0 * fm1[i] - 2.0 / 3.0 * fmh[i] + 23.0 / 24.0 * a[i])
     load_at(tau + 0.5 * h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, xh, vh, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ah)
+    accel(ops, kin, mass, P, rig, xh, vh, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ah, 0.5 * h)
     plh, psh = _link_powers(kin, P, phi1, dd1, w)
     for i in range(n):
         x1[i] = x[i] + h * v[i] + h * h / 6.0 * (a[i] + 2.0 * ah[i])
         v1[i] = v[i] + h * (fmh[i] / 6.0 - a[i] / 3.0 + 7.0 / 6.0 * ah[i])
     load_at(tau + h, dt, k, W, w, slope)
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1, h)
     # Simpson's rule on the powers at t, t + h/2 and t + h (fourth order, as the method)
     load_at(tau, dt, k, W, ws.w0, slope)
     p0w, p0d = _powers(ops, ws.w0, v)
@@ -409,7 +411,7 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
         r = abs(ws.ev[i]) / dd_ if dd_ > 0.0 else (0.0 if ws.ev[i] == 0.0 else math.inf)
         if not r <= err:
             err = r
-    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1)
+    accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1, h)
     p1w, p1d = _powers(ops, w, v1)
     pl1, ps1 = _link_powers(kin, P, phi1, dd1, w)
     ws.quad[0] = h / 6.0 * (p0w + 4.0 * phw + p1w)

@@ -20,7 +20,7 @@ from fem.linalg import csr_matvec_add
 from fem.links.columns import (ACT, ARCHIVED, BLK, CMP, CN, DIR, FN, G0, G1, GAP,
                                KIND, LAM, MODE, NA, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
                                SLIP)
-from fem.links.law import JACOBIAN, evaluate, step_dissipation, stored_energy
+from fem.links.law import JACOBIAN, evaluate, has_events, step_dissipation, stored_energy
 from fem.links.shock import kinematics, normal_force
 
 #: energy accumulators: external work, structural damping, link dissipation
@@ -416,7 +416,7 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
             return True
     for c in range(P.shape[0]):
         closed = cv0[c, ACT] > 0.5
-        if P[c, KIND] == RIGID and closed:
+        if (P[c, KIND] == RIGID and closed) or not has_events(P, c):
             continue
         o = 3 * int(P[c, BLK])
         if _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
@@ -520,21 +520,23 @@ def frozen_modes(cv, flags):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac):
-    """Kinematics, law and forces of the links at one state (no rigid bond forces)."""
+def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac, h):
+    """Kinematics, law and forces of the links at one state (no rigid bond forces), h (s)
+    after the committed values cv_old."""
     link_kinematics(kin, x, v, w, d, dd)
-    evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+    evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
 
 
 @numba.njit(cache=True, nogil=True)
 def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bonded, lam, cv,
-                   phi, d, dd, Jd, Jv):
+                   phi, d, dd, Jd, Jv, t0):
     """Archive the instants ``times`` (k,) of the states X, V, A (k, n) under the loads W
     (k, nb) with the energy accumulators E (k, NE): the link values from the laws with the
-    modes ``flags`` (cv0 the values where those modes began), and the bond forces lam
+    modes ``flags`` (cv0 the values where those modes began, at t0), and the bond forces lam
     (k, len(bonded)) of the bonded rigid contacts ``bonded``. Returns the next row."""
     for k in range(times.size):
-        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, JACOBIAN[0])
+        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, JACOBIAN[0],
+                 times[k] - t0)
         for j in range(bonded.size):
             c = bonded[j]
             value = lam[k, j]

@@ -42,24 +42,12 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
                                      close_energy_inline, record_changes_of, state_at,
                                      step_powers)
 from fem.integrators.newmark_steps import advance_state, predict_solve
-from fem.links.columns import (BLK, CIRCLE, CN, CT, G1, KIND, MODE, MU, NRM, PDOT, PLANE,
-                               SDIR, SLIP, VSL)
+from fem.links.columns import BLK, G1, MODE, NRM, PDOT, SDIR, SLIP, VSL
 from fem.links.friction import _project
 from fem.links.law import JACOBIAN, evaluate_inline as evaluate
 
 #: a row block denser than this is held dense (a modal basis)
 DENSE_FILL = 0.25
-
-
-def qualifies(co, P, imposed: bool, locate: bool) -> bool:
-    """Whether a Newmark-family scheme with coefficients ``co`` and contacts ``P`` runs in
-    ``direct_loop`` (module docstring); ``imposed``: the links' dofs have an imposed
-    motion (which the general loop takes)."""
-    if locate or imposed or P.shape[0] == 0 or co.beta != 0.0 or co.alpha != 0.0:
-        return False
-    shock = (P[:, KIND] == PLANE) | (P[:, KIND] == CIRCLE)
-    undamped = (P[:, CN] == 0.0) & ((P[:, MU] <= 0.0) | (P[:, CT] == 0.0))
-    return bool(np.all(shock & undamped))
 
 
 def link_rows(P, L) -> np.ndarray:
@@ -127,7 +115,7 @@ def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, w
         _rows_product(kin, rows, LT, ut, sums)
         for r in range(rows.size):
             d1[rows[r]] = sums[r]
-        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, JACOBIAN[0])
+        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, JACOBIAN[0], dt)
         _scatter(sops, rows, ZR, s1.phi, a1)
         x1, v1 = s1.x, s1.v
         bad = 0

@@ -40,14 +40,15 @@ from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
                                      diverged, record_changes)
-from fem.integrators import newmark_direct
+from fem.integrators import loops, newmark_direct
 from fem.integrators.newmark_direct import direct_loop
-from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop, qualifies
+from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
 from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
                                            finish_step, predict_step, single)
 from fem.links.columns import NV
+from fem.links.traits import traits
 from fem.linalg import as_csr
 
 
@@ -90,14 +91,17 @@ class NewmarkFamily(Scheme):
                        np.full(nc, -1.0))
         self.wk.quad[3] = 1.0 if self.energy else 0.0     # whether steps sum energy terms
         #: steps that are never undone, with forces from the predictor: ``newmark_lean``
-        self.lean = qualifies(self.co, self.P, self.kin.imposed, self.locate)
+        self.choice = loops.choose(name, traits(self.P), basis=dynamics.basis,
+                                   locate=self.locate,
+                                   explicit_newmark=self.co.beta == 0.0 and self.co.alpha == 0.0,
+                                   imposed=bool(self.kin.imposed))
+        self.lean = self.choice.loop == "newmark lean"
         self._rows = np.ascontiguousarray(contact_rows(self.P, self.L) if self.lean and nc
                                           else np.zeros((nc, n)))
         self._lean_columns: dict[float, np.ndarray] = {}
         #: central differences whose link forces follow from the displacements alone:
         #: ``newmark_direct`` (no Newton iteration)
-        self.direct = not self.lean and newmark_direct.qualifies(self.co, self.P,
-                                                                 self.kin.imposed, self.locate)
+        self.direct = self.choice.loop == "newmark direct"
         self._direct_rows = (newmark_direct.link_rows(self.P, self.L)
                              if self.direct else np.zeros(0, np.int64))
         self._direct: dict[float, tuple] = {}

@@ -33,22 +33,11 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
                                      links_at, record_changes_of, state_at, step_powers)
 from fem.integrators.newmark_steps import (advance_state, diagonal_solve, loads_diagonal,
                                            predict_solve)
-from fem.links.columns import ACT, BLK, CN, DIR, GAP, KIND, KN, MU, PLANE
+from fem.links.columns import ACT, BLK, DIR, GAP, KN
 from fem.links.law import JACOBIAN
 
 #: uncoupled systems up to this many modes take a step in one pass (``_segment``)
 FUSED_MODES = 4
-
-
-def qualifies(co, P, imposed: bool, locate: bool) -> bool:
-    """Whether a Newmark-family scheme with coefficients ``co`` and contacts ``P`` runs in
-    the lean loop (module docstring)."""
-    if locate:
-        return False
-    if P.shape[0] == 0:
-        return True
-    plain = bool(np.all((P[:, KIND] == PLANE) & (P[:, CN] == 0.0) & (P[:, MU] <= 0.0)))
-    return co.beta == 0.0 and co.alpha == 0.0 and plain and not imposed
 
 
 def contact_rows(P, L) -> np.ndarray:
@@ -282,6 +271,7 @@ def _evaluate(P, kin, x, v, w, s0, before, flags, Jd, Jv, closed):
     for r in range(cv.shape[0]):
         for q in range(cv.shape[1]):
             before[r, q] = cv[r, q]
-    links_at(P, kin, x, v, w, before, cv, s0.phi, s0.db, s0.dd, flags, Jd, Jv, JACOBIAN[0])
+    links_at(P, kin, x, v, w, before, cv, s0.phi, s0.db, s0.dd, flags, Jd, Jv, JACOBIAN[0],
+             0.0)
     for r in range(cv.shape[0]):
         closed[r] = cv[r, ACT]

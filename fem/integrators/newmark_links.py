@@ -52,7 +52,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for r in range(m3):
             d[r] = Dut[r]
             dd[r] = Dvt[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, JACOBIAN[0])
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, JACOBIAN[0], dt)
         loaded = False
         for k in range(na):
             r = act[k]
@@ -86,7 +86,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for r in range(m3):
             d[r] = Dut[r] + bd * y[r]
             dd[r] = Dvt[r] + gd * y[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1])
+        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1], dt)
         if it >= HOLD_AFTER and not held:
             # no consistent mode set (a force that jumps where p = 0): the contacts that keep
             # changing keep their mode over this step, and change at the next one

@@ -82,3 +82,10 @@ def check_initial_gaps(links, model) -> None:
         if r < -1e-12 * max(1.0, abs(link.params["gap"])):
             raise StudyError(f"{link.where}.gap: the gap of impact link '{link.name}' is "
                              f"negative at the start ({r:.6g} m): the bodies overlap")
+
+
+def traits(row) -> dict:
+    """A rigid contact (``fem.links.shock.traits``): no force from d or d' (its bond force is a
+    constraint), an impact at an instant."""
+    return dict(rate=False, elastic=False, plane_elastic=False, evolving=False, instant=True,
+                friction=False)

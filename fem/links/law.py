@@ -39,22 +39,23 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.links import friction, shock
+from fem.links import friction, maxwell, shock
 
 from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, CN, FDN, FN, FREE, FT, FTD, FTM, G0,
-                               G1, KIND, KN, LAM, MODE, MU, NG, NP, NRM, NV, OPEN, PEN, PDOT,
-                               RIGID, SDIR, SLIP, SLIPW, STICK, VSL, ENN, ENT)
+                               G1, KIND, KN, LAM, MAXWELL, MODE, MU, NG, NP, NRM, NV, OPEN, PEN,
+                               PDOT, RIGID, SDIR, SLIP, SLIPW, STICK, VSL, ENN, ENT)
 
 __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "affect", "NP",
            "NV", "NG", "FREE"]
 
 
 @numba.njit(cache=True, nogil=True)
-def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
+def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """Forces, modes, event functions and stored energies of every contact.
 
-    d, dd (3 m,): link displacements and rates; cv_old: values at the start of the step
-    (anchors, sliding directions, modes); writes cv_new, phi (3 m,) the forces on the links'
+    d, dd (3 m,): link displacements and rates; cv_old: the committed values (anchors,
+    sliding directions, modes, internal variables), h (s) the time from them to the state at
+    hand (0 at the committed instant itself); writes cv_new, phi (3 m,) the forces on the links'
     first nodes and, when ``jac``, Jd and Jv (m, 3, 3) their derivatives. Rigid contacts give
     no force here: their bond force is the scheme's constraint (column LAM).
     """
@@ -70,6 +71,9 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
         b = int(P[c, BLK])
         o = 3 * b
         kind = int(P[c, KIND])
+        if kind == MAXWELL:
+            maxwell.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            continue
         p, pd, n0, n1, n2, rho = shock.kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o],
                                                   dd[o + 1], dd[o + 2])
         cv_new[c, PEN] = p
@@ -135,6 +139,13 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
                             jac, mode)
 
 
+@numba.njit(cache=True, nogil=True)
+def has_events(P, c):
+    """Whether contact c's law has event functions (a Maxwell element has none: its G0 and
+    G1 stay positive)."""
+    return int(P[c, KIND]) != MAXWELL
+
+
 #: the ``jac`` argument of ``evaluate`` as a run-time value: JACOBIAN[0] (no) or [1] (yes). A
 #: literal True or False at a call site would compile ``evaluate``, and the laws it calls, once
 #: for each
@@ -146,12 +157,16 @@ evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.p
 
 @numba.njit(cache=True, nogil=True)
 def rate_free(P):
-    """Whether no contact's force depends on the rate d': no normal damper and no friction
-    (a rigid contact's bond force depends on the acceleration only)."""
+    """Whether no contact's force depends on the rate d' (``fem.links.traits`` compiled: a
+    rigid contact's bond force depends on the acceleration only)."""
     for c in range(P.shape[0]):
-        if P[c, CN] != 0.0 or P[c, MU] > 0.0:
+        kind = int(P[c, KIND])
+        if kind == MAXWELL:
+            return False
+        if kind != RIGID and (P[c, CN] != 0.0 or P[c, MU] > 0.0):
             return False
     return True
+
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -172,7 +187,12 @@ def step_dissipation(P, cv0, cv1, d0, d1):
     penetrated (or given back when it closes penetrated)."""
     lost = 0.0
     for c in range(P.shape[0]):
-        if int(P[c, KIND]) == RIGID:
+        kind = int(P[c, KIND])
+        if kind == RIGID:
+            continue
+        if kind == MAXWELL:
+            # the law's own integral over the step
+            lost += cv1[c, SLIPW]
             continue
         o = 3 * int(P[c, BLK])
         lost += 0.5 * (cv0[c, FDN] + cv1[c, FDN]) * (cv1[c, PEN] - cv0[c, PEN])

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fem.links import columns as col
-from fem.links.shock import relative_translation, shock_link
+from fem.links.shock import check_direction, relative_translation, shock_link
 from fem.model.supports import support_translation
 from fem.study.specs import TRANSLATIONS
 
@@ -60,8 +60,12 @@ class LinkSet:
         """Series names (width 0) per archived instant."""
         out = {}
         for name, kind, fr in zip(self.names, self.kinds, self.friction):
-            whats = ("gap", "normal_force", "state") if kind == "impact" else \
-                ("normal_force", "penetration", "state")
+            if kind == "maxwell":
+                whats = ("force", "elongation", "dashpot_elongation")
+            elif kind == "impact":
+                whats = ("gap", "normal_force", "state")
+            else:
+                whats = ("normal_force", "penetration", "state")
             if fr:
                 whats += ("tangential_force", "sliding_velocity")
             for w in whats:
@@ -75,6 +79,11 @@ class LinkSet:
         for b, (name, kind, fr) in enumerate(zip(self.names, self.kinds, self.friction)):
             idx = np.flatnonzero(self.block == b)
             v = cv[:, idx]
+            if kind == "maxwell":
+                out[f"links/{name}/force"] = v[:, 0, col.A_FN]
+                out[f"links/{name}/elongation"] = v[:, 0, col.A_PEN]
+                out[f"links/{name}/dashpot_elongation"] = v[:, 0, col.A_LAM]
+                continue
             if kind == "impact":
                 out[f"links/{name}/gap"] = -v[:, 0, col.A_PEN]
                 out[f"links/{name}/normal_force"] = v[:, 0, col.A_LAM] * v[:, 0, col.A_ACT]
@@ -150,6 +159,22 @@ def build(specs, model) -> LinkSet:
             if p.get("support"):
                 attrs["support"] = p["support"]
             links.attrs.append(attrs)
+        elif spec.kind == "maxwell":
+            D = relative_translation(spec, model)
+            check_direction(spec, model, D, p["direction"], "direction")
+            blocks.append(_following(D, spec, model))
+            links.friction.append(False)
+            row = np.zeros(col.NP)
+            row[col.BLK] = b
+            row[col.KIND] = col.MAXWELL
+            row[col.DIR:col.DIR + 3] = p["direction"]
+            row[col.KN] = p["stiffness"]
+            row[col.CN] = p["damping"]
+            rows.append(row)
+            links.sides.append("series")
+            links.attrs.append(dict(stiffness=p["stiffness"], damping=p["damping"],
+                                    direction=list(p["direction"]),
+                                    **({"support": p["support"]} if p.get("support") else {})))
         else:
             D = relative_translation(spec, model)
             blocks.append(_following(D, spec, model))

@@ -89,7 +89,7 @@ def relative_translation(link, model) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (rows, cols)), shape=(3, model.size))
 
 
-def _check_direction(link, model, D, vector, key):
+def check_direction(link, model, D, vector, key):
     """A plane normal must lie in the translations of the model."""
     present = np.asarray(abs(D).sum(axis=1)).ravel() > 0
     for k, comp in enumerate(TRANSLATIONS):
@@ -118,7 +118,7 @@ def shock_link(link, model) -> ShockLink:
         contacts = [Contact(link.name, "radial", "circle", axis, **common)]
     else:
         normal = np.asarray(p["normal"], float)
-        _check_direction(link, model, D, normal, "normal")
+        check_direction(link, model, D, normal, "normal")
         contacts = [Contact(link.name, "+", "plane", normal, **common)]
         if p["obstacle"] == "two_planes":
             contacts.append(Contact(link.name, "-", "plane", -normal, **common))
@@ -183,3 +183,18 @@ def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
                     g += (((1.0 if s == t else 0.0) - a[s] * a[t] - n[s] * n[t]) / rho
                           * dd[o + t])
                 Jd[b, q, s] -= fn * pqs + cc * n[q] * g
+
+
+def traits(row) -> dict:
+    """What the schemes may rely on for a shock contact of parameter row ``row`` (with its
+    friction, ``fem.links.friction``): ``rate``, its force depends on the rate d' (a normal
+    damper, friction); ``elastic``, its forces follow from d alone (no damper; friction
+    without tangential damper), so an explicit step needs no iteration; ``plane_elastic``,
+    its force is k max(p, 0) along a fixed normal, nothing else."""
+    from fem.links.columns import CT, MU, PLANE
+
+    damped = row[CN] != 0.0
+    friction = row[MU] > 0.0
+    return dict(rate=damped or friction, elastic=not damped and (not friction or row[CT] == 0.0),
+                plane_elastic=row[KIND] == PLANE and not damped and not friction,
+                evolving=False, instant=False, friction=friction)

@@ -277,6 +277,13 @@ def _link(t: Table, i, components, supports=()) -> LinkSpec:
         p["friction_direction"] = _friction_direction(t, p)
         p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
         p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
+    elif kind == "maxwell":
+        # a spring (stiffness) in series with a dashpot (damping) along ``direction``
+        p["direction"] = _direction(t, "direction")
+        if p["direction"] is None:
+            raise t.missing("direction")
+        p["stiffness"] = t.float("stiffness", positive=True)
+        p["damping"] = t.float("damping", positive=True)
     else:
         p["component"] = t.str("component", choices=components)
         p["restitution"] = t.float("restitution", min=0.0, max=1.0)

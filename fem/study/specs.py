@@ -6,6 +6,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fem.laws import KINDS
+
 TRANSLATIONS = ("DX", "DY", "DZ")
 ROTATIONS = ("DRX", "DRY", "DRZ")
 COMPONENTS = TRANSLATIONS + ROTATIONS
@@ -23,7 +25,8 @@ RELATIVE_FIELDS = ("relative_displacement", "relative_velocity", "relative_accel
 
 ANALYSIS_KINDS = ("modes", "complex_modes", "transient", "harmonic", "static", "spectral",
                   "random")
-LINK_KINDS = ("shock", "impact")
+#: the kinds of ``[[link]]`` block: the laws of the registry
+LINK_KINDS = KINDS
 #: most time steps one transient analysis may take by default (its time grid is held in
 #: memory: 9 bytes a step); ``fem run --max-steps`` sets another limit for a run
 MAX_STEPS = 10**9

@@ -1,0 +1,137 @@
+"""Maxwell links: a linear spring in series with a linear dashpot, along a direction.
+
+The link acts on the elongation u = n . d of its relative translation d (``fem.links.shock``:
+one node, d is the node's translation; two nodes, d = u_first - u_second) along the unit
+direction n. The dashpot's elongation e is the law's internal variable; the force the link
+carries, positive in tension, is
+
+    F = k (u - e) = c e',
+
+and it pulls the first node back along -n (the second along +n). With y = u - e the spring's
+stretch, y' = u' - y / tau, tau = c / k: the law integrates this exactly over a step along the
+cubic Hermite path of u between the committed state (u0, u0') and the trial one (u1, u1'),
+
+    y1 = y0 exp(-h / tau) + int_0^h exp(-s / tau) u'(h - s) ds,
+
+in closed form through the moments mu_j = int_0^1 r^j exp(-x r) dr, x = h / tau, so that a
+step of any size (a stage, a step cut at an event, an archived instant of a dense output)
+carries the state from the last committed one. The force depends on u1 and u1': the implicit
+schemes get both derivatives. At h = 0 the spring takes the whole increment (the dashpot
+cannot move in no time): the element starts with e = 0, an initial displacement stretching
+the spring.
+
+It stores 1/2 k y^2 and dissipates int F^2 / c dt over a step (Simpson's rule on the Hermite
+path: the value at mid-step comes from the same exact integration).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+
+from fem.links.columns import (ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD, FTM, G0, G1, KN,
+                               LAM, MODE, NRM, PDOT, PEN, SDIR, SLIPW, STICK, VSL)
+
+#: parameter columns: the unit direction n (DIR, 3), the spring's stiffness k (KN) and the
+#: dashpot's damping c (CN)
+STIFFNESS, DAMPING = KN, CN
+#: value columns: the elongation u (PEN) and its rate (PDOT), the force F (FN), the dashpot's
+#: elongation e (LAM), the spring's energy (ENN), the energy dissipated over the step (SLIPW)
+ELONGATION, RATE, FORCE, DASHPOT = PEN, PDOT, FN, LAM
+
+
+@numba.njit(cache=True, nogil=True)
+def moments(x):
+    """(mu0, mu1, mu2), mu_j = int_0^1 r^j exp(-x r) dr, for x >= 0, to round-off."""
+    if x < 1.0:
+        # series: mu_j = sum_i (-x)^i / (i! (j + 1 + i))
+        m0 = m1 = m2 = 0.0
+        term = 1.0
+        for i in range(30):
+            m0 += term / (i + 1)
+            m1 += term / (i + 2)
+            m2 += term / (i + 3)
+            term *= -x / (i + 1)
+            if abs(term) < 1e-18:
+                break
+        return m0, m1, m2
+    e = math.exp(-x)
+    m0 = -math.expm1(-x) / x
+    m1 = (m0 - e) / x
+    m2 = (2.0 * m1 - e) / x
+    return m0, m1, m2
+
+
+@numba.njit(cache=True, nogil=True)
+def stretch(tau, h, y0, du, v0, v1):
+    """(y1, dy1/du1, dy1/dv1): the spring's stretch after a step h along the cubic Hermite
+    path from (u0, v0) to (u0 + du, v1), from y0 (module docstring)."""
+    if h <= 0.0:
+        return y0 + du, 1.0, 0.0
+    x = h / tau
+    m0, m1, m2 = moments(x)
+    a = 6.0 * (m1 - m2)
+    b = h * (m0 - 4.0 * m1 + 3.0 * m2)
+    y1 = y0 * math.exp(-x) + du * a + h * (v1 * m0 - (2.0 * v0 + 4.0 * v1) * m1
+                                           + 3.0 * (v0 + v1) * m2)
+    return y1, a, b
+
+
+@numba.njit(cache=True, nogil=True)
+def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    """The trial state of Maxwell contact c after a step h from its committed values cv_old:
+    force on the first node into phi (3 at o), derivatives into Jd, Jv (block o // 3) when
+    ``jac``, values into cv_new."""
+    n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+    k, damping = P[c, STIFFNESS], P[c, DAMPING]
+    tau = damping / k
+    u1 = n0 * d[o] + n1 * d[o + 1] + n2 * d[o + 2]
+    v1 = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+    u0, v0 = cv_old[c, ELONGATION], cv_old[c, RATE]
+    y0 = u0 - cv_old[c, DASHPOT]
+    y1, dy_du, dy_dv = stretch(tau, h, y0, u1 - u0, v0, v1)
+    f1 = k * y1
+    lost = 0.0
+    if h > 0.0:
+        # Simpson's rule on F^2 / c, the mid-step value from the Hermite path's half
+        um = 0.5 * (u0 + u1) + 0.125 * h * (v0 - v1)
+        vm = 1.5 * (u1 - u0) / h - 0.25 * (v0 + v1)
+        ym = stretch(tau, 0.5 * h, y0, um - u0, v0, vm)[0]
+        f0, fm = k * y0, k * ym
+        lost = h * (f0 * f0 + 4.0 * fm * fm + f1 * f1) / (6.0 * damping)
+    cv_new[c, MODE] = STICK
+    cv_new[c, ACT] = 1.0
+    cv_new[c, G0] = 1.0
+    cv_new[c, G1] = 1.0
+    cv_new[c, ELONGATION] = u1
+    cv_new[c, RATE] = v1
+    cv_new[c, DASHPOT] = u1 - y1
+    cv_new[c, FORCE] = f1
+    cv_new[c, ENN] = 0.5 * k * y1 * y1
+    cv_new[c, SLIPW] = lost
+    cv_new[c, ENT] = 0.0
+    cv_new[c, FDN] = 0.0
+    cv_new[c, FTM] = 0.0
+    cv_new[c, VSL] = 0.0
+    for q in range(3):
+        cv_new[c, NRM + q] = P[c, DIR + q]
+        cv_new[c, FTD + q] = 0.0
+        cv_new[c, FT + q] = 0.0
+        cv_new[c, ANC + q] = 0.0
+        cv_new[c, SDIR + q] = 0.0
+        phi[o + q] -= f1 * P[c, DIR + q]
+    if jac:
+        b = o // 3
+        for q in range(3):
+            for s in range(3):
+                nn = P[c, DIR + q] * P[c, DIR + s]
+                Jd[b, q, s] -= k * dy_du * nn
+                Jv[b, q, s] -= k * dy_dv * nn
+
+
+def traits(row) -> dict:
+    """A Maxwell contact (``fem.links.shock.traits``): its force depends on the rate (the law
+    integrates along the step's path) and on an internal variable that evolves."""
+    return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
+                friction=False)
