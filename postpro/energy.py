@@ -24,8 +24,9 @@ def energy_balance_error(kinetic, potential, link_energy, dissipated, external_w
 
         e = \sqrt{\frac{\sum_i (E_i - E_0 - W_i)^2}{\sum_i W_i^2}}
 
-    When :math:`W` is identically zero (free motion) the denominator is
-    :math:`\sum_i E_i^2`; the error is 0 when both are zero. Subtracting :math:`E_0` extends
+    When :math:`W` is zero (free motion), or no more than the round-off of the energies
+    (below :math:`10^{-12}` of them in RMS: an imposed motion that does no work), the
+    denominator is :math:`\sum_i E_i^2`; the error is 0 when both are zero. Subtracting :math:`E_0` extends
     the usual definition (a start at rest, :math:`E_0 = 0`) to any initial state.
 
     Parameters
@@ -47,7 +48,8 @@ def energy_balance_error(kinetic, potential, link_energy, dissipated, external_w
     if total.size == 0:
         return 0.0
     residual = total - total[0] - work
-    scale = work if np.any(work != 0.0) else total
+    negligible = np.sqrt(np.mean(work * work)) <= 1e-12 * np.sqrt(np.mean(total * total))
+    scale = total if negligible else work
     return _rms_ratio(residual, scale)
 
 

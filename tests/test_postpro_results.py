@@ -378,6 +378,13 @@ def test_energy_balance_error_analytic():
     drift = energy_balance_error(1.0 + t, zero, zero, zero, zero)
     assert drift == pytest.approx(np.sqrt(np.sum(t**2) / np.sum((1 + t) ** 2)), rel=1e-14)
     assert energy_balance_error(zero, zero, zero, zero, zero) == 0.0
+    # a work at the round-off of the energies (an imposed motion that does no work) counts as
+    # none: the balanced terms give no error, where dividing by that work gave one near 1
+    roundoff = 1e-17 * np.sin(7 * t)
+    assert energy_balance_error(np.cos(t) ** 2, np.sin(t) ** 2, zero, zero, roundoff) < 1e-15
+    # a small but real work is the scale
+    assert energy_balance_error(1.0 + 1e-6 * t, zero, zero, zero, 2e-6 * t) == \
+        pytest.approx(np.sqrt(np.sum((1e-6 * t) ** 2) / np.sum((2e-6 * t) ** 2)), rel=1e-9)
     with pytest.raises(ValueError, match="different shapes"):
         energy_balance_error(t, t[:3], t, t, t)
 
