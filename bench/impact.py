@@ -223,7 +223,7 @@ def fem_loop(dyn, links, grid, W, steps=None):
     (seconds, final generalized state (q, q'), event times)."""
     from fem.integrators.base import Chunk
     from fem.integrators.kernels import make_outputs
-    from fem.links.columns import NA
+    from fem.laws.columns import NA
 
     k = grid.steps if steps is None else steps
     scheme = engine_scheme(dyn, "central_difference", links, events="step")
@@ -244,7 +244,7 @@ def fem_loop(dyn, links, grid, W, steps=None):
 def python_loop(dyn, links, W, steps):
     """Central differences with the contact (undamped, diagonal modal damping) written as a
     Python loop on numpy vectors: (seconds, final (q, q'))."""
-    from fem.links.columns import DIR, GAP, KN
+    from fem.laws.columns import DIR, GAP, KN
 
     kk = dyn.stiffness.diagonal()
     cd = dyn.damping.diagonal()

@@ -313,7 +313,7 @@ def reference_cd(steps, dt, every, omega2, cdamp, B, freqs, PhiL, par, Q, V, A, 
 def reference_inputs(dyn, links):
     """The reference's arrays: omega^2, 2 xi omega, B (m, 2) of the two loads (unit
     functions), their frequencies, Phi_L (2 nc, m) and the contact parameters."""
-    from fem.links import columns as col
+    from fem.laws import columns as col
 
     omega2 = np.ascontiguousarray(dyn.stiffness.diagonal())
     cdamp = np.ascontiguousarray(dyn.damping.diagonal())
@@ -415,7 +415,7 @@ def _kernel_loop(what, repeats, Ld, Li, Lp, x, d, W, g, y, P, dd, cv0, cv1, phi,
 def kernel_costs(dyn, links) -> list[list[str]]:
     """Each piece of ``_kernel_loop`` timed alone (us per call), the reference's product
     beside them."""
-    from fem.links import columns as col
+    from fem.laws import columns as col
 
     kin = dyn.kinematics()
     m3, m = dyn.L.shape

@@ -4,7 +4,7 @@ code depends on.
 The step loops are compiled with ``numba.njit(cache=True)``. numba checks a cached function
 only against the file that defines it: a loop that inlines a helper of another module (a
 solve of ``fem.linalg``, a link law of ``fem.links``), or that freezes a constant imported
-from another module (the columns of ``fem.links.columns``), would keep running its old
+from another module (the columns of ``fem.laws.columns``), would keep running its old
 compiled code after that other file is edited.
 
 So the compiled code of each fem module is cached in a folder of its own,

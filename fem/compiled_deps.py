@@ -3,17 +3,18 @@ numba's disk cache on them).
 
 numba checks a cached function only against the file that defines it, but the compiled code
 of a module also holds what it reads from other modules: the compiled helpers it calls or
-inlines, the constants it freezes (the columns of ``fem.links.columns``). The sources a
+inlines, the constants it freezes (the columns of ``fem.laws.columns``). The sources a
 module's compiled code depends on are found from the module's syntax tree:
 
 * its compiled code: the top-level functions decorated by numba, and those named in a
   top-level statement that mentions numba (``numba.njit(...)(f.py_func)``);
-* the code that runs when it is imported: its top-level statements, the decorators and
-  default values of its other functions, its class statements but not their methods, and
+* the code that runs when it is imported: its top-level statements (an assignment of plain
+  names only once the code counted so far reads one of them), the decorators and default
+  values of its other functions, its class statements but not their methods, and
   the bodies of its own functions and classes that this code calls (a table built by a
   function), to a fixed point;
 * the names these read, resolved through the module's import statements to the package's
-  modules they come from (``from fem.links.columns import KT`` reads fem/links/columns.py,
+  modules they come from (``from fem.laws.columns import KT`` reads fem/laws/columns.py,
   ``kernels.step(...)`` after ``from fem.integrators import kernels`` reads
   fem/integrators/kernels.py, ``from x import *`` reads x);
 * the same, from each module so found, whether it compiles code or holds constants.
@@ -110,8 +111,14 @@ def reads(tree: ast.Module) -> tuple[bool, set[str], list]:
             if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
     compiled &= set(defs)
     parts = []
+    #: assignments of names, counted once something counted reads the name
+    bindings = []
     for node, scan in zip(tree.body, scans):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        targets = _assigned(node)
+        if targets and not scan.numba:
+            bindings.append((targets, scan))
             continue
         if isinstance(node, _FUNCTIONS):
             if node.name in compiled:
@@ -129,13 +136,37 @@ def reads(tree: ast.Module) -> tuple[bool, set[str], list]:
     taken = set(compiled)
     while True:
         more = (calls & set(defs)) - taken
-        if not more:
+        used = [b for b in bindings if b[0] & names]
+        if not more and not used:
             break
         taken |= more
         for name in more:
             names |= defs[name][1].names
             calls |= defs[name][1].calls
+        for b in used:
+            bindings.remove(b)
+            names |= b[1].names
+            calls |= b[1].calls
     return bool(compiled), names, imports
+
+
+def _assigned(node) -> set[str]:
+    """The plain names a top-level assignment binds (empty for any other statement, or an
+    assignment to a subscript or attribute, which counts as code that runs)."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets = [node.target]
+    else:
+        return set()
+    out = set()
+    for target in targets:
+        for sub in ast.walk(target):
+            if isinstance(sub, (ast.Subscript, ast.Attribute, ast.Starred)):
+                return set()
+            if isinstance(sub, ast.Name):
+                out.add(sub.id)
+    return out
 
 
 def _bindings(imports: list, name: str, is_package: bool, modules: dict) -> dict:

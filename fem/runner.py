@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fem.analyses import RUNNERS, Context
 from fem.errors import NotAvailableError, SolverError, StudyError
-from fem.links.impact import check_initial_gaps, check_pairs
+from fem.links.geometry import check_initial_gaps, check_pairs
 from fem.analyses.link_checks import check_analysis_links, check_links
 from fem.model import build_mesh, build_model
 from fem.results import ResultsWriter

@@ -17,10 +17,10 @@ import numpy as np
 
 from fem.errors import SolverError
 from fem.integrators.base import Chunk
-from fem.integrators.events import MAX_EVENTS_PER_STEP, ZenoGuard, locate
+from fem.integrators.events import MAX_EVENTS_PER_STEP, locate
 from fem.integrators.kernels import (DIVERGED, DONE, ENERGY_TERMS, EVENT, EVENT_NAMES, FULL,
                                      MINSTEP, NOT_SETTLED, make_outputs)
-from fem.links.columns import NA
+from fem.laws.columns import NA
 from fem.study.specs import step_limit
 
 #: a chunk holds at most this many float64 values per archived field
@@ -104,7 +104,9 @@ def _integrate(scheme, grid, *, x0, v0, acceleration, sink, progress, result) ->
     w0 = load(grid.start)
     scheme.t_final = grid.end
     shortest = min((dt for _, _, dt in grid.segments), default=1.0)
-    scheme.zeno = ZenoGuard(grid.end - grid.start, shortest)
+    #: the span and shortest step of the grid, for the laws' guards at instants
+    scheme.grid_span = (grid.start, grid.end, shortest)
+    scheme.zeno = None
     scheme.check_resolution(shortest)
     result.events += scheme.start(grid.start, np.array(x0, float), np.array(v0, float), w0,
                                   acceleration)

@@ -117,6 +117,16 @@ class Table:
             return value
         return check_float_list(value, self.key(name), length)
 
+    def direction(self, name, default=_REQUIRED):
+        """A vector of 3 numbers, normalized; the zero vector is refused."""
+        d = self.float_list(name, default, length=3)
+        if d is None:
+            return None
+        norm = sum(x * x for x in d) ** 0.5
+        if norm == 0:
+            raise self.error(name, "must not be the zero vector")
+        return tuple(x / norm for x in d)
+
     def table(self, name, default=_REQUIRED) -> "Table | None":
         value = self.raw(name, default)
         if value is default and default is not _REQUIRED:

@@ -159,7 +159,7 @@ def test_the_keys_follow_what_compiled_code_reads(copy):
         path.write_text(text)
     for name, changed in [("linalg.py", "linalg.py"), ("probe_slots.py", "probe_caller.py"),
                           ("probe_helper.py", "probe_caller.py"),
-                          ("links/columns.py", "integrators/kernels.py")]:
+                          ("laws/columns.py", "integrators/kernels.py")]:
         path = package / name
         text = path.read_text()
         path.write_text(text + "\n# edited\n")
@@ -170,7 +170,7 @@ def test_the_keys_follow_what_compiled_code_reads(copy):
 
 
 #: the modules without compiled code that compiled code reads (its constants)
-READ_BY_COMPILED_CODE = {"links/columns.py", "probe_slots.py"}
+READ_BY_COMPILED_CODE = {"laws/columns.py", "probe_slots.py"}
 
 
 @pytest.fixture

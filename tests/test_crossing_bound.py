@@ -1,6 +1,6 @@
 """The crossing test of the located explicit schemes skips the sampled search for a contact
 when a bound on its penetration over the step shows that it keeps its mode
-(``fem.integrators.kernels._mode_holds``): an open contact whose penetration stays negative,
+(``fem.links.law.mode_holds``): an open contact whose penetration stays negative,
 a closed plane contact (function chi = p) whose penetration stays positive. The bound must
 hold: wherever it says so, the penetration computed here on a fine grid of the step's cubic
 Hermite of the link displacement keeps its sign everywhere; and it must not be vacuous: a
@@ -9,8 +9,8 @@ slow contact far from its switching point is found to keep its mode."""
 import numpy as np
 import pytest
 
-from fem.integrators.kernels import _mode_holds
-from fem.links.columns import (CIRCLE, CN, DIR, GAP, KIND, NP, NV, PDOT, PEN, PLANE, REL,
+from fem.links.law import mode_holds as _mode_holds
+from fem.laws.columns import (CIRCLE, CN, DIR, GAP, KIND, NP, NV, PDOT, PEN, PLANE, REL,
                                RELEASE_GAP)
 
 THETA = np.linspace(0.0, 1.0, 2001)

@@ -7,20 +7,12 @@ fault and the catalog's physical reason.
 from __future__ import annotations
 
 from fem.errors import NotAvailableError
-from fem import catalog
+from fem import catalog, laws
 
 def needed_features(link) -> list[tuple[str, str]]:
-    """(catalog feature, key path of the option that needs it) for one ``[[link]]``."""
-    if link.kind != "shock":
-        return [(link.kind, f"{link.where}.kind")]
-    p = link.params
-    out = [(f"shock.{p['obstacle']}", f"{link.where}.obstacle")]
-    if p["friction"] > 0 or p["tangential_stiffness"] > 0:
-        if p.get("friction_direction") is not None:
-            out.append(("friction.unidirectional", f"{link.where}.friction_direction"))
-        else:
-            out.append(("friction.coulomb", f"{link.where}.friction"))
-    return out
+    """(catalog feature, key path of the option that needs it) for one ``[[link]]``: its
+    law's answer."""
+    return laws.module(link.kind).needed(link.params, link.where)
 
 
 def check_analysis_links(study, analysis):
@@ -57,15 +49,9 @@ def check_link_support(link, analysis):
 
 def check_links(study, model):
     """Resolve every link on the model before any computation: an unknown node, or a
-    normal along a translation the model lacks, stops the run with the key at fault."""
-    from fem.links.shock import check_direction, relative_translation, shock_link
+    direction along a translation the model lacks, stops the run with the key at fault."""
+    from fem.links.geometry import check_directions, relative_translation
 
     for link in study.links:
-        if link.kind == "shock":
-            shock_link(link, model)
-        elif link.kind == "maxwell":
-            check_direction(link, model, relative_translation(link, model),
-                            link.params["direction"], "direction")
-        else:
-            for name in link.nodes:
-                model.mesh.node_index(name, f"{link.where}.nodes")
+        D = relative_translation(link, model)
+        check_directions(link, model, D, laws.module(link.kind).directions(link.params))

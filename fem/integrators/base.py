@@ -53,9 +53,10 @@ from fem.compiled import Bound
 from fem.errors import SolverError
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
                                      make_buffers, make_log, record_changes, state_arrays)
+from fem.laws.columns import BLK, BONDED, DIR, MODE, NP, NV
 from fem.linalg import as_csr
-from fem.links.columns import (BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, KT, LAM, MODE, MU, NP,
-                               NV, RIGID)
+from fem.links.law import push_bond, set_bond
+from fem.links.traits import traits
 
 
 def highest_frequency(system) -> float:
@@ -224,11 +225,8 @@ class Scheme:
                                   f"rows are dependent) at t = {self.t:.9g} s") from None
             a = a - MR @ lam
             for i, value in zip(rigid, lam):
-                b.CV[c][i, LAM] = b.CV[c][i, FN] = b.CV[c][i, G0] = value
-                if value > 0:
-                    b.CV[c][i, CMP] = 1.0
-                o = 3 * int(self.P[i, BLK])
-                b.PHI[c][o:o + 3] -= value * self.P[i, DIR:DIR + 3]
+                set_bond(self.P, int(i), b.CV[c], float(value), True)
+                push_bond(self.P, int(i), float(value), b.PHI[c])
         if assign:
             b.A[c] = a
         return a
@@ -375,29 +373,31 @@ class Scheme:
 
     def highest_frequency(self) -> float:
         """An upper estimate of the highest circular frequency (rad/s) with every contact
-        closed and sticking: the links' normal and tangential stiffnesses added to K."""
+        closed and sticking: the largest stiffness of each contact's law added to K."""
         from types import SimpleNamespace
 
         K = sp.csr_matrix(self.dyn.stiffness)
         if self.links:
             extra = sp.csr_matrix(K.shape)
+            stiffness = traits(self.P).stiffness
             for c in range(self.P.shape[0]):
                 b = int(self.P[c, BLK])
                 rows = self.L[3 * b:3 * b + 3]
-                k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
+                k = stiffness[c]
                 if k > 0:
                     extra = extra + k * (rows.T @ rows)
             K = (K + extra).tocsr()
         return highest_frequency(SimpleNamespace(mass=self.dyn.mass, stiffness=K))
 
     def contact_frequencies(self) -> np.ndarray:
-        """Circular frequency (rad/s) of each contact closed alone: sqrt(k w), k its normal
-        (plus tangential when it rubs) stiffness, w its largest compliance L M^-1 L^T; 0 for
-        a rigid contact."""
+        """Circular frequency (rad/s) of each contact closed alone: sqrt(k w), k the largest
+        stiffness its law puts on the link (``fem.links.traits``), w its largest compliance
+        L M^-1 L^T; 0 for a contact without stiffness (a rigid one)."""
         out = np.zeros(self.P.shape[0])
+        stiffness = traits(self.P).stiffness
         for c in range(self.P.shape[0]):
-            k = self.P[c, KN] + (self.P[c, KT] if self.P[c, MU] > 0 else 0.0)
-            if self.P[c, KIND] == RIGID or not k > 0:
+            k = stiffness[c]
+            if not k > 0:
                 continue
             o = 3 * int(self.P[c, BLK])
             rows = self.L[o:o + 3].toarray()
@@ -414,7 +414,7 @@ class Scheme:
             if not omega * step <= 1e6:
                 raise SolverError(
                     f"{self.label}: link '{self.links.link_of(c)}': its contact stiffness "
-                    f"{self.P[c, KN]:.3g} N/m gives a contact frequency of {omega:.3g} rad/s, "
+                    f"{traits(self.P).stiffness[c]:.3g} N/m gives a contact frequency of {omega:.3g} rad/s, "
                     f"{omega * step:.3g} times 1/step with {self.name}'s steps of "
                     f"{step:.3g} s: no step can follow it; give it a physical stiffness, or use "
                     f"an impact link (a rigid contact)")

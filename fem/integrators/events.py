@@ -22,12 +22,12 @@ sign on the step's dense output (``kernels.crossed``). Then :func:`locate`:
    of less than a few hundred ulps (whose own error is far below an ulp) is taken with a
    few ulps more, a last trial on the crossed side; the step is then taken on the side
    where the function has crossed;
-3. changes the mode (``fem.links.law.affect`` for shock contacts, the impact law of
-   ``fem.links.impact`` for rigid ones; a friction contact that does not slide there is
-   decided once by Coulomb's set-valued law, ``fem.integrators.stick_slip``: it sticks or
-   slides the one way the forces allow), then settles the instant (:func:`settle`): the laws
-   are evaluated with the new modes and every mode that is now violated beyond round-off (a
-   contact that closes while sliding, simultaneous impacts of Newton's cradle, a bond under
+3. changes the mode by the contact's law (``at_event`` of its module in ``fem.laws``: a shock
+   contact opens, closes, sticks or slips, a friction contact that does not slide there being
+   decided once by Coulomb's set-valued law, ``fem.laws.stick_slip``; a rigid contact hits or
+   releases its bond, ``fem.laws.impact``), then settles the instant (:func:`settle`): the
+   laws are evaluated with the new modes and every mode that is now violated beyond round-off
+   (a contact that closes while sliding, simultaneous impacts of Newton's cradle, a bond under
    tension) changes too, until none does;
 4. restarts the scheme (acceleration from equilibrium with the new modes).
 
@@ -41,18 +41,16 @@ bounces come faster than ``ZENO_TIME`` apart sticks (a ball coming to rest).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from fem import laws
 from fem.errors import SolverError
-from fem.integrators import landing, stick_slip
+from fem.integrators import landing
 from fem.integrators.kernels import DONE, quadratic
-from fem.links import impact
-from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, ENN, ENT, G0, G1, GAP, KIND, LAM, MODE,
-                               NRM, OPEN, PDOT, PEN, RIGID, SDIR, SLIP, STICK, VG)
-from fem.links.columns import E as RESTITUTION
-from fem.links.law import affect
+from fem.laws.columns import ACT, ENN, ENT, G0, G1, KIND, MODE, OPEN
+
+__all__ = ["locate", "settle", "apply", "initial_modes", "MAX_CASCADE", "MAX_EVENTS_PER_STEP",
+           "EVENT_COLUMNS"]
 
 MAX_CASCADE = 50
 MAX_EVENTS_PER_STEP = 64
@@ -60,17 +58,18 @@ MAX_EVENTS_PER_STEP = 64
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
 
-class Record(tuple):
-    """(time, kind, link, detail, velocity_before, velocity_after, energy_lost)."""
+def _law(scheme, c: int):
+    """The law module of contact c, with the handlers at instants it leaves out
+    (``fem.laws.contract.Instants``)."""
+    return laws.instants(laws.of_code(scheme.P[c, KIND]))
 
 
-def _record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan):
-    return (float(t), kind, link, detail, float(before), float(after), float(lost))
-
-
-def shock_detail(scheme, c: int) -> str:
-    cv = scheme.buf.CV[scheme.cur]
-    return f"side {scheme.links.sides[c]}, approach speed {cv[c, PDOT]:.9g} m/s"
+def _by_law(scheme) -> list:
+    """(law module, its contacts) of each law present, in the registry's order."""
+    groups: dict = {}
+    for c in range(scheme.P.shape[0]):
+        groups.setdefault(_law(scheme, c), []).append(c)
+    return list(groups.items())
 
 
 def locate(scheme, out, row) -> tuple[int, list]:
@@ -149,53 +148,9 @@ def _dissipate(scheme, stored_before: float):
 def apply(scheme, c: int, g: int) -> list:
     """Change the mode of contact c for its event g at the current instant, settle, restart."""
     records: list = []
-    cv = scheme.buf.CV[scheme.cur]
-    if scheme.P[c, KIND] == RIGID:
-        if cv[c, MODE] == BONDED:
-            _release(scheme, c, records, "interaction force reached zero")
-        else:
-            _impact(scheme, c, records)
-    else:
-        decided: set = set()
-        _switch(scheme, c, g, records, decided)
-        return settle(scheme, records, decided)
-    return settle(scheme, records)
-
-
-def _switch(scheme, c: int, g: int, records: list, decided: set) -> bool:
-    """Change the mode of shock contact c for its event function g at the current instant
-    (``fem.links.law.affect``); a friction contact that does not slide there is decided by
-    Coulomb's set-valued law instead (``stick_slip``), once per instant (``decided``), and a
-    slide in the plane that turns without stopping takes its new direction. Returns whether
-    anything changed."""
-    P = scheme.P
-    cv = scheme.buf.CV[scheme.cur]
-    t = scheme.t
-    link = scheme.links.link_of(c)
-    if g == 1 and stick_slip.is_friction(P, cv, c):
-        if stick_slip.at_rest(scheme, c):
-            decided.add(c)
-            kinds = stick_slip.resolve(scheme, c)
-            for kind in kinds:
-                records.append(_record(t, kind, link, shock_detail(scheme, c)))
-            return bool(kinds)
-        if stick_slip.turn(scheme, c):
-            return True
-    kind = affect(P, c, g, cv, scheme.buf.DB[scheme.cur])
-    records.append(_record(t, kind, link, shock_detail(scheme, c)))
-    return True
-
-
-def _tolerances(scheme, cv, c):
-    """Round-off bounds of the two event functions of contact c at the current state."""
-    d = scheme.buf.DB[scheme.cur]
-    dd = scheme.buf.DD[scheme.cur]
-    o = 3 * int(scheme.P[c, BLK])
-    length = 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)))
-    if cv[c, MODE] == SLIP:
-        speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd[o:o + 3]), initial=0.0)))
-        return length, speed
-    return length, stick_slip.force_round_off(scheme.P, cv, c, d, o)
+    decided: set = set()
+    _law(scheme, c).at_event(scheme, c, g, records, decided)
+    return settle(scheme, records, decided)
 
 
 def settle(scheme, records: list, decided: set | None = None) -> list:
@@ -212,36 +167,14 @@ def settle(scheme, records: list, decided: set | None = None) -> list:
         cv = scheme.buf.CV[scheme.cur]
         changed = False
         for c in _suspects(scheme, cv):
-            if P[c, KIND] == RIGID:
-                if cv[c, MODE] != BONDED and impact.gap(cv, c) <= _gap_tolerance(scheme, c) \
-                        and cv[c, PDOT] > 1e-12 * max(1.0, abs(cv[c, PDOT])):
-                    _impact(scheme, c, records)
-                    changed = True
-                    break
-                continue
-            tols = _tolerances(scheme, cv, c)
-            for g in (0, 1):
-                if g == 1 and (cv[c, ACT] < 0.5 or c in decided):
-                    continue
-                if cv[c, G0 + g] < -tols[g]:
-                    closed = cv[c, ACT] > 0.5
-                    changed = _switch(scheme, c, g, records, decided)
-                    if g == 0 and not closed and stick_slip.is_friction(P, cv, c):
-                        decided.discard(c)
-                    if changed:
-                        break
+            changed = _law(scheme, c).settle_check(scheme, cv, c, records, decided)
             if changed:
                 break
         if not changed:
             scheme.restart()
-            cv = scheme.buf.CV[scheme.cur]
-            bonded = np.nonzero((P[:, KIND] == RIGID) & (cv[:, MODE] == BONDED))[0]
-            tol = 1e-9 * float(np.max(np.abs(cv[bonded, LAM]), initial=0.0))
-            for c in bonded.tolist():
-                if impact.releases(P, cv, c, tol):
-                    _release(scheme, c, records, f"bond under tension ({cv[c, LAM]:.6g} N) "
-                                                 f"released")
-                    changed = True
+            for law, contacts in _by_law(scheme):
+                changed = law.after_settle(scheme, contacts, records)
+                if changed:
                     break
         if not changed:
             return records
@@ -256,186 +189,34 @@ def settle(scheme, records: list, decided: set | None = None) -> list:
 
 def _suspects(scheme, cv) -> list:
     """The contacts (in order) whose mode may be violated at the current state
-    (``settle``): every rigid one, and the shock ones with an event function below zero;
-    ``settle`` tests them against their round-off bounds (``_tolerances``)."""
-    P = scheme.P
+    (``settle``): every one that acts at instants (a rigid contact), and the others with an
+    event function below zero; their laws test them against their round-off bounds."""
     low = (cv[:, G0] < 0.0) | ((cv[:, ACT] > 0.5) & (cv[:, G1] < 0.0))
-    return np.nonzero(low | (P[:, KIND] == RIGID))[0].tolist()
-
-
-def _gap_tolerance(scheme, c):
-    d = scheme.buf.DB[scheme.cur]
-    o = 3 * int(scheme.P[c, BLK])
-    return 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)),
-                       abs(scheme.P[c, 5]))
-
-
-def _bonded(scheme):
-    cv = scheme.buf.CV[scheme.cur]
-    return [c for c in scheme.links.rigid if cv[c, MODE] == BONDED]
-
-
-def _impact(scheme, j: int, records: list):
-    """Newton's law on rigid contact j (``fem.links.impact``): impulse, or a bond."""
-    b, cur = scheme.buf, scheme.cur
-    cv = b.CV[cur]
-    stick, target = impact.impact_target(scheme.P, cv, j)
-    settled = ""
-    zeno = getattr(scheme, "zeno", None)
-    if zeno is not None and not stick:
-        scale = max(abs(float(scheme.P[j, GAP])), float(np.max(np.abs(b.DB[cur]), initial=0)))
-        stick = zeno.bounce(j, scheme.t, float(cv[j, PDOT]), float(scheme.P[j, RESTITUTION]),
-                             scale)
-        if stick:
-            target = 0.0
-            settled = (f" (impacts {zeno.last[j][1]:.3g} s apart, the bounces of a body "
-                       f"coming to rest)")
-    rate = float(cv[j, PDOT])
-    others = [c for c in _bonded(scheme) if c != j]
-    rows = others + [j]
-    R = scheme.bond_rows(rows)
-    MR = scheme.mass_solve(R.T)
-    rates = np.array([cv[c, PDOT] for c in rows])
-    targets = np.zeros(len(rows))
-    targets[-1] = target
-    v = b.V[cur]
-    before = 0.5 * float(v @ (scheme.dyn.mass @ v))
-    v += impact.impulse(R, MR, rates, targets)
-    after = 0.5 * float(v @ (scheme.dyn.mass @ v))
-    lost = before - after
-    b.E[cur][2] += lost
-    scheme.link_state()
-    new_rate = float(b.CV[cur][j, PDOT])
-    name = scheme.links.link_of(j)
-    if stick:
-        b.CV[cur][j, MODE] = BONDED
-        b.CV[cur][j, ACT] = 1.0
-        b.CV[cur][j, CMP] = 0.0
-        records.append(_record(scheme.t, "stick", name,
-                               f"approach {rate:.9g} m/s: bodies move together{settled}", -rate,
-                               -new_rate, lost))
-    else:
-        records.append(_record(scheme.t, "impact", name,
-                               f"approach {rate:.9g} m/s, rebound {-new_rate:.9g} m/s", -rate,
-                               -new_rate, lost))
-
-
-def _release(scheme, c: int, records: list, why: str):
-    cv = scheme.buf.CV[scheme.cur]
-    cv[c, MODE] = OPEN
-    cv[c, ACT] = 0.0
-    cv[c, LAM] = 0.0
-    cv[c, CMP] = 0.0
-    records.append(_record(scheme.t, "separation", scheme.links.link_of(c), why, 0.0, 0.0, 0.0))
+    low[scheme.links.rigid] = True
+    return np.nonzero(low)[0].tolist()
 
 
 # --------------------------------------------------------------------------- at the start
 def initial_modes(scheme) -> list:
-    """The link modes at the start (see ``Scheme.start``); returns the event records."""
+    """The link modes at the start (see ``Scheme.start``); returns the event records. Each
+    law sets its contacts' modes from the state at the start (``start``), then from the
+    forces of the first equilibrium (``start_at_rest``), then once every law has
+    (``start_settled``)."""
     P = scheme.P
     b, cur = scheme.buf, scheme.cur
     b.CV[cur] = 0.0
     b.CV[cur][:, MODE] = OPEN
     scheme.link_state(np.full(P.shape[0], -1.0))
-    cv = b.CV[cur]
     records: list = []
-    # a shock contact exactly at its surface, that the motion drives in: closed (its event
-    # function starts at zero, where no crossing could ever be seen)
-    touching = [c for c in range(P.shape[0]) if _driven_in(scheme, c)]
-    for c in touching:
-        cv[c, ACT] = 1.0
-        cv[c, MODE] = STICK
-    for c in range(P.shape[0]):
-        o = 3 * int(P[c, BLK])
-        if P[c, KIND] == RIGID:
-            r, rate = impact.gap(cv, c), cv[c, PDOT]
-            if r <= _gap_tolerance(scheme, c) and abs(rate) <= P[c, VG]:
-                cv[c, MODE] = BONDED
-                cv[c, ACT] = 1.0
-            continue
-        if stick_slip.is_friction(P, cv, c):
-            # closed at the start: its tangential spring unstretched, sticking; while its
-            # surfaces slide it is sliding along their velocity
-            cv[c, ANC:ANC + 3] = b.DB[cur][o:o + 3]
-            cv[c, MODE] = STICK
-            vt = stick_slip.slip_velocity(scheme, c)
-            speed = float(np.linalg.norm(vt))
-            if speed > 0.0:
-                cv[c, MODE] = SLIP
-                cv[c, SDIR:SDIR + 3] = vt / speed
+    groups = _by_law(scheme)
+    for law, contacts in groups:
+        law.start(scheme, contacts, records)
     scheme.link_state()
     scheme.equilibrium()
-    # at rest, Coulomb's law on the forces at the start: stick, or slide the way they drive
-    for c in range(P.shape[0]):
-        if stick_slip.is_friction(P, b.CV[cur], c) and b.CV[cur][c, MODE] == STICK:
-            stick_slip.resolve(scheme, c)
+    for law, contacts in groups:
+        law.start_at_rest(scheme, contacts, records)
     scheme.link_state()
     scheme.equilibrium()
-    # bodies merely touching at the start (no compression between them) are free
-    for _ in range(len(scheme.links.rigid) + 1):
-        cv = b.CV[cur]
-        loose = [c for c in _bonded(scheme) if cv[c, LAM] <= 1e-12 * max(
-            1.0, max((abs(cv[k, LAM]) for k in _bonded(scheme)), default=0.0))]
-        if not loose:
-            break
-        cv[loose[0], MODE] = OPEN
-        cv[loose[0], ACT] = 0.0
-        scheme.equilibrium()
-    for c in _bonded(scheme):
-        records.append(_record(scheme.t, "stick", scheme.links.link_of(c),
-                               "bodies together at the start", -b.CV[cur][c, PDOT],
-                               -b.CV[cur][c, PDOT], 0.0))
+    for law, contacts in groups:
+        law.start_settled(scheme, contacts, records)
     return settle(scheme, records)
-
-
-def _driven_in(scheme, c: int) -> bool:
-    """Whether shock contact c, open at the start, touches its obstacle to round-off and
-    the motion drives it in: approaching, or at rest with its acceleration (the contact
-    open) into the obstacle."""
-    P = scheme.P
-    b, cur = scheme.buf, scheme.cur
-    cv = b.CV[cur]
-    if P[c, KIND] == RIGID or cv[c, ACT] > 0.5:
-        return False
-    o = 3 * int(P[c, BLK])
-    d, dd = b.DB[cur][o:o + 3], b.DD[cur][o:o + 3]
-    if abs(cv[c, PEN]) > 1e-12 * max(1.0, float(np.max(np.abs(d)))):
-        return False
-    speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd))))
-    if abs(cv[c, PDOT]) > speed:
-        return cv[c, PDOT] > 0.0
-    acc = stick_slip.link_rows(scheme, c) @ scheme.equilibrium(assign=False)
-    if scheme.kin.imposed:
-        acc = acc + scheme.kin.La[o:o + 3] @ np.asarray(scheme.w, float)
-    return float(cv[c, NRM:NRM + 3] @ acc) > 0.0
-
-
-class ZenoGuard:
-    """The bounces of a rigid contact coming to rest (a ball on a floor with a zero grazing
-    velocity: impacts ever closer, an infinite number before a finite time). At an impact that
-    is shorter after the link's previous one than the one before it, the link sticks when the
-    flights still to come cannot be resolved: the interval is below ``threshold(t)`` (a
-    millionth of the scheme's step, 1e-10 of the analysis' span, 64 ulps of t), or the next
-    flight's height, about e**2 |approach rate| interval / 4, is below a thousand round-offs of
-    the link's positions (``scale``). The flights left would have lasted about the interval
-    times e / (1 - e)."""
-
-    HEIGHT_ROUNDOFFS = 1e3
-
-    def __init__(self, span: float, step: float):
-        self.floor = max(1e-6 * step, 1e-10 * span)
-        self.last: dict = {}
-
-    def threshold(self, t: float) -> float:
-        return max(self.floor, 64.0 * math.ulp(t))
-
-    def bounce(self, j: int, t: float, rate: float = 0.0, e: float = 0.0,
-               scale: float = 0.0) -> bool:
-        prev, before = self.last.get(j, (None, math.inf))
-        interval = t - prev if prev is not None else math.inf
-        self.last[j] = (t, interval)
-        if not interval < before:
-            return False
-        height = e * e * abs(rate) * interval / 4.0
-        return (interval < self.threshold(t)
-                or height < self.HEIGHT_ROUNDOFFS * np.finfo(float).eps * scale)

@@ -57,7 +57,7 @@ from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, a
                                           run_pieces)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged
 from fem.linalg import as_csr
-from fem.links.columns import CMP, FN, G0, LAM, MODE, NV, OPEN
+from fem.laws.columns import CMP, FN, G0, LAM, MODE, NV, OPEN
 from fem.study.specs import step_limit
 
 SMOOTH_DEGREE = 8

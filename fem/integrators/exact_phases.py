@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
-from fem.links.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MODE, MU,
+from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MODE, MU,
                                MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
 
 

@@ -34,7 +34,7 @@ from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_su
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
                                      applied_force, archive_row, diverged, links_at, quadratic)
-from fem.links.columns import (ACT, ANC, BLK, CMP, ENN, ENT, FN, G0, LAM, MODE, OPEN, PDOT,
+from fem.laws.columns import (ACT, ANC, BLK, CMP, ENN, ENT, FN, G0, LAM, MODE, OPEN, PDOT,
                                STICK)
 from fem.links.law import JACOBIAN
 

@@ -79,12 +79,16 @@ class Explicit(Scheme):
         m3 = self.L.shape[0]
         nb = dynamics.B.shape[1]
         s = max(self.tab.b.size, 4)
-        from fem.links.columns import NV
+        from fem.laws.columns import NV
+        law_traits = traits(self.P)
         self.ws = Work(np.empty(nb), np.empty(nb), np.empty(nb), np.empty(n), np.empty(n),
                        np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros((s, n)),
                        np.zeros((s, n)), np.empty(n), np.empty(n), np.empty(n),
                        np.zeros((nc, NV)), np.zeros(m3), np.zeros(m3), np.zeros(m3),
-                       np.zeros(3), np.full(nc, -1.0), np.zeros(6), np.empty(nb))
+                       np.zeros(3), np.full(nc, -1.0), np.zeros(6), np.empty(nb),
+                       np.flatnonzero(law_traits.evolving).astype(np.int64),
+                       np.zeros(int(law_traits.evolving.sum())),
+                       np.zeros(int(law_traits.evolving.sum())))
         self.hist_t = np.zeros(3)
         self.hist_f = np.zeros((3, n))
         ctl = np.zeros(CONTROL)
@@ -100,7 +104,6 @@ class Explicit(Scheme):
         omega = self.highest_frequency()
         ctl[H0] = 1.0 / omega if omega > 0 else math.inf
         undamped = dynamics.damping.count_nonzero() == 0
-        law_traits = traits(self.P)
         ctl[RATE_FREE] = 1.0 if undamped and not law_traits.any("rate") else 0.0
         if self.method in (EULER, VERLET) and not fixed:
             C = dynamics.damping.toarray() if self.n <= 2000 else None

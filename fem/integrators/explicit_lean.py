@@ -11,7 +11,7 @@ step's cubic Hermite of the link displacement the penetration is the cubic Hermi
     min(p0, p1) - 4/27 h (|p0'| + |p1'|) > 0   (closed),
     max(p0, p1) + 4/27 h (|p0'| + |p1'|) < 0   (open),
 
-so that no event can be found in it (``fem.integrators.kernels.sign_kept``, the bound the
+so that no event can be found in it (``fem.links.law.sign_kept``, the bound the
 general loop's crossing test uses). ``segment`` takes such steps in a loop of its own, with the
 step rule of ``explicit_steps.apparent_rule`` and the energy terms of the general loop (the
 loads' work by the trapezoidal rule of ``kernels.dof_powers``; these contacts dissipate
@@ -28,9 +28,9 @@ import numpy as np
 
 from fem.integrators.adaptive import ACCEPTED, REJECTED, load_at, plan_step
 from fem.integrators.explicit_steps import VERLET, apparent_rule
-from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at, sign_kept
-from fem.links.columns import ACT, GAP, KN, MODE, PEN
-from fem.links.law import JACOBIAN
+from fem.integrators.kernels import DIVERGENCE_LIMIT, dof_powers, links_at
+from fem.laws.columns import ACT, MODE, PEN
+from fem.links.law import JACOBIAN, elastic_plane, sign_kept
 
 #: the most steps one call of ``segment`` takes
 SEGMENT_STEPS = 1 << 16
@@ -63,10 +63,11 @@ def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, ar
             a1[i] = (f - kd[i] * x1[i]) * inv[i]
         for c in range(nc):
             if cv[c, ACT] > 0.5:
-                p = -P[c, GAP]
+                gap, stiff = elastic_plane(P, c)
+                p = -gap
                 for i in range(n):
                     p += R[c, i] * x1[i]
-                fn = P[c, KN] * p
+                fn = stiff * p
                 for i in range(n):
                     a1[i] -= fn * RS[c, i]
         dxs = 0.0
@@ -89,7 +90,7 @@ def segment(ctl, ops, kin, P, R, RS, inv, tau, h, hmax, hmin, tend, dt, k, W, ar
         held = True
         for c in range(nc):
             p0 = cv[c, PEN]
-            p1 = -P[c, GAP]
+            p1 = -elastic_plane(P, c)[0]
             r0 = 0.0
             r1 = 0.0
             for i in range(n):

@@ -19,7 +19,7 @@ from fem.integrators.explicit_steps import (DEVOGE, EULER, VERLET, _link_powers,
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
                                      crossed_inline, diverged, record_changes, step_energy,
                                      step_energy_inline)
-from fem.links.columns import MODE
+from fem.laws.columns import MODE
 from fem.links.law import stored_energy
 
 # --------------------------------------------------------------------------- the loop

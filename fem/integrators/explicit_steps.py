@@ -33,8 +33,8 @@ from fem.integrators.kernels import (csr_transpose_add, dense_add, linear_force,
 from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, SV, SX, TOL,
                                       error_ratio, load_at)
 from fem.linalg import banded_solve_into, small_solve
-from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, LAM, MODE
-from fem.links.law import JACOBIAN, evaluate, refresh_rates
+from fem.laws.columns import BLK, BONDED, DIR, MODE
+from fem.links.law import JACOBIAN, evaluate, internal, refresh_rates, set_bond
 
 # methods
 RK, EULER, VERLET, DEVOGE = 0, 1, 2, 3
@@ -138,11 +138,7 @@ def _bonds(kin, mass, P, rig, w, cv, phi, a):
         lam = rhs[i]
         for j in range(a.size):
             a[j] -= rig.Z[j, ri] * lam
-        cv[c, LAM] = lam
-        cv[c, FN] = lam
-        cv[c, G0] = lam
-        if lam > 0.0:
-            cv[c, CMP] = 1.0
+        set_bond(P, c, cv, lam, True)
         o = 3 * int(P[c, BLK])
         for q in range(3):
             phi[o + q] -= lam * P[c, DIR + q]
@@ -180,6 +176,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
     ws.quad[4] = h * b[0] * pl
     ws.quad[5] = h * b[0] * ps
     ws.quad[2] = 1.0
+    _rates_into(P, ws, cv, b[0], True)
     for st in range(1, s):
         for i in range(n):
             sx = 0.0
@@ -201,6 +198,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
             ws.quad[1] += h * b[st] * pd
             ws.quad[4] += h * b[st] * pl
             ws.quad[5] += h * b[st] * ps
+            _rates_into(P, ws, cv1, b[st], False)
     for i in range(n):
         sx = 0.0
         sv = 0.0
@@ -219,8 +217,39 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
     load_at(tau + h, dt, k, W, w, slope)
     accel(ops, kin, mass, P, rig, x1, v1, w, cv, cv1, phi1, d1, dd1, flags, ws.f, a1, h)
     if ctl[ADAPTIVE] > 0.0:
-        return error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL])
+        return max(error_ratio(ws.ex, ws.ev, x, x1, v, v1, ctl[SX], ctl[SV], ctl[TOL]),
+                   internal_error(P, ws, cv, cv1, h, ctl[TOL]))
     return 0.0
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _rates_into(P, ws, cv, weight, first):
+    """Add weight times the rates of the evolving internal variables at cv to the step's
+    quadrature (``first``: start it)."""
+    for i in range(ws.evolving.size):
+        rate = internal(P, ws.evolving[i], cv)[1]
+        ws.zq[i] = weight * rate if first else ws.zq[i] + weight * rate
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def internal_error(P, ws, cv0, cv1, h, tol):
+    """The error ratio of the evolving internal variables over a step h: the law integrates
+    them along the step's path (``fem.links.law.evaluate``); the method's own quadrature of
+    their rates at its stages, z0 + h sum b_i z'_i, differs from that by about the error of
+    both, measured against tol times the largest scale of the link's motion seen so far."""
+    err = 0.0
+    for i in range(ws.evolving.size):
+        c = ws.evolving[i]
+        z0 = internal(P, c, cv0)[0]
+        z1, _, scale = internal(P, c, cv1)
+        if scale > ws.zs[i]:
+            ws.zs[i] = scale
+        diff = z0 + h * ws.zq[i] - z1
+        bound = tol * ws.zs[i]
+        r = abs(diff) / bound if bound > 0.0 else (0.0 if diff == 0.0 else math.inf)
+        if not r <= err:
+            err = r
+    return err
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -387,6 +416,9 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
         vh[i] = v[i] + h * (5.0 / 24.0 * fm1[i] - 2.0 / 3.0 * fmh[i] + 23.0 / 24.0 * a[i])
     load_at(tau + 0.5 * h, dt, k, W, w, slope)
     accel(ops, kin, mass, P, rig, xh, vh, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ah, 0.5 * h)
+    # Simpson's rule on the rates of the evolving internal variables (their error control)
+    _rates_into(P, ws, cv, 1.0 / 6.0, True)
+    _rates_into(P, ws, cv1, 4.0 / 6.0, False)
     plh, psh = _link_powers(kin, P, phi1, dd1, w)
     for i in range(n):
         x1[i] = x[i] + h * v[i] + h * h / 6.0 * (a[i] + 2.0 * ah[i])
@@ -422,7 +454,8 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
     # keep f_1/2 for the history of the step (set when the step is taken)
     for i in range(n):
         ws.vh[i] = ah[i]
-    return err
+    _rates_into(P, ws, cv1, 1.0 / 6.0, False)
+    return max(err, internal_error(P, ws, cv, cv1, h, ctl[TOL]))
 
 
 class Tableau(NamedTuple):
@@ -476,3 +509,8 @@ class Work(NamedTuple):
     flags: np.ndarray
     quad: np.ndarray
     wp: np.ndarray
+    #: the contacts whose internal variable evolves (``fem.links.law.internal``), the method's
+    #: quadrature of its rate over the step, and the largest scale seen of each
+    evolving: np.ndarray
+    zq: np.ndarray
+    zs: np.ndarray

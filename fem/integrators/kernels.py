@@ -17,11 +17,9 @@ import numba
 import numpy as np
 
 from fem.linalg import csr_matvec_add
-from fem.links.columns import (ACT, ARCHIVED, BLK, CMP, CN, DIR, FN, G0, G1, GAP,
-                               KIND, LAM, MODE, NA, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
-                               SLIP)
-from fem.links.law import JACOBIAN, evaluate, has_events, step_dissipation, stored_energy
-from fem.links.shock import kinematics, normal_force
+from fem.laws.columns import ACT, ARCHIVED, BLK, G0, G1, MODE, NA, PDOT, SLIP
+from fem.links.law import (JACOBIAN, armed_by_rate, dense_normal, evaluate, mode_holds,
+                           normal_at, set_bond, step_dissipation, stored_energy)
 
 #: energy accumulators: external work, structural damping, link dissipation
 EW, ES, EL = 0, 1, 2
@@ -195,17 +193,6 @@ def applied_force(ops, kin, x, v, w, phi, links, out):
         csr_transpose_add(kin.Ld, kin.Li, kin.Lp, phi, 1.0, out)
 
 
-@numba.njit(cache=True, nogil=True)
-def add_rigid_forces(P, cv, phi):
-    """The bond forces of bonded rigid contacts (column LAM, pushing apart) into phi."""
-    for c in range(P.shape[0]):
-        if P[c, KIND] == RIGID and cv[c, ACT] > 0.5:
-            o = 3 * int(P[c, BLK])
-            lam = cv[c, LAM]
-            for q in range(3):
-                phi[o + q] -= lam * P[c, DIR + q]
-
-
 # --------------------------------------------------------------------------- energy
 @numba.njit(cache=True, nogil=True, inline="always")
 def dof_powers(j, dx, B, Cd, Ci, Cp, w0, w1, v0, v1):
@@ -362,9 +349,8 @@ def archive_row(out, row, t, ops, x, v, a, cv, E, half_dt):
 # --------------------------------------------------------------------------- events
 @numba.njit(cache=True, nogil=True)
 def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
-    """The normal event function G0 of contact c (positive while its mode holds: chi closed,
-    -chi open, the gap of an open rigid contact) on the cubic Hermite of the link
-    displacement at fraction theta of a step h."""
+    """The normal event function G0 of contact c (``fem.links.law.normal_at``) on the cubic
+    Hermite of the link displacement at fraction theta of a step h."""
     t2 = theta * theta
     t3 = t2 * theta
     h00 = 2 * t3 - 3 * t2 + 1
@@ -381,26 +367,7 @@ def g0_at(P, c, closed, d0, dd0, d1, dd1, h, theta, o):
     r0 = g00 * d0[o] + g10 * dd0[o] + g01 * d1[o] + g11 * dd1[o]
     r1 = g00 * d0[o + 1] + g10 * dd0[o + 1] + g01 * d1[o + 1] + g11 * dd1[o + 1]
     r2 = g00 * d0[o + 2] + g10 * dd0[o + 2] + g01 * d1[o + 2] + g11 * dd1[o + 2]
-    p, pd, n0, n1, n2, rho = kinematics(P, c, x0, x1, x2, r0, r1, r2)
-    if P[c, KIND] == RIGID:
-        return -p
-    fn, chi = normal_force(P, c, p, pd)
-    return chi if closed else -chi
-
-
-@numba.njit(cache=True, nogil=True)
-def armed_by_rate(P, cv, c):
-    """Whether the normal function of contact c, at zero within round-off at the start of a
-    step (the instant of its last event), leaves zero on the side where its mode holds: a
-    body that has just bounced, a contact that has just closed or opened."""
-    g = cv[c, G0]
-    if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
-        return False
-    rate = cv[c, PDOT]
-    closed = cv[c, ACT] > 0.5
-    if P[c, KIND] == RIGID:
-        return not closed and rate < 0.0
-    return rate > 0.0 if closed else rate < 0.0
+    return normal_at(P, c, closed, x0, x1, x2, r0, r1, r2)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -416,10 +383,10 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
             return True
     for c in range(P.shape[0]):
         closed = cv0[c, ACT] > 0.5
-        if (P[c, KIND] == RIGID and closed) or not has_events(P, c):
+        if not dense_normal(P, c, closed):
             continue
         o = 3 * int(P[c, BLK])
-        if _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
+        if mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
             continue
         positive = cv0[c, G0] > 0.0 or armed_by_rate(P, cv0, c)
         for s in range(1, SAMPLES + 1):
@@ -434,40 +401,12 @@ def crossed(P, cv0, cv1, d0, dd0, d1, dd1, h):
     return False
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
-    """Whether contact c keeps its mode over the whole step by a bound on its penetration p,
-    so that its normal function is positive at every sample (``sign_kept``). On the cubic
-    Hermite of the link displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1'): for
-    a plane, p is linear in d, so p(theta) is the cubic Hermite of (p, p') at the ends; for a
-    circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
-    |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
-    Closed contacts are bounded only for a plane whose function is p itself (no damper, or
-    release at the gap)."""
-    if P[c, KIND] == PLANE:
-        if closed and not (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP):
-            return False
-        return sign_kept(closed, cv0[c, PEN], cv1[c, PEN], cv0[c, PDOT], cv1[c, PDOT], h)
-    if closed:
-        return False
-    r = 0.0
-    a2 = 0.0
-    for q in range(3):
-        r += abs(dd0[o + q]) + abs(dd1[o + q])
-        a2 += P[c, DIR + q] ** 2
-    return sign_kept(False, cv0[c, PEN], cv1[c, PEN], (1.0 + a2) * r, 0.0, h)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def sign_kept(closed, p0, p1, r0, r1, h):
-    """Whether a penetration that is, over a step h, the cubic Hermite of (p0, r0) and (p1,
-    r1) (or is bounded by it) stays positive (closed) or negative (open): the Hermite basis
-    h00, h01 >= 0 sums to 1 and |h10|, |h11| <= 4/27, so p lies within 4/27 h (|r0| + |r1|)
-    of [min(p0, p1), max(p0, p1)]."""
-    margin = (4.0 / 27.0) * h * (abs(r0) + abs(r1))
-    if closed:
-        return min(p0, p1) - margin > 0.0
-    return max(p0, p1) + margin < 0.0
+@numba.njit(cache=True, nogil=True)
+def holding(P, cv0, cv1, dd0, dd1, h, out):
+    """out[c] = whether contact c keeps its mode over a step h (``crossed``'s bound): the
+    locator samples only the others."""
+    for c in range(P.shape[0]):
+        out[c] = mode_holds(P, c, cv0[c, ACT] > 0.5, cv0, cv1, dd0, dd1, h, 3 * int(P[c, BLK]))
 
 
 #: ``crossed`` compiled into the explicit steps' loop (a call per step)
@@ -538,13 +477,7 @@ def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bond
         links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, JACOBIAN[0],
                  times[k] - t0)
         for j in range(bonded.size):
-            c = bonded[j]
-            value = lam[k, j]
-            cv[c, LAM] = value
-            cv[c, FN] = value
-            cv[c, G0] = value
-            if value > 0.0:
-                cv[c, CMP] = 1.0
+            set_bond(P, bonded[j], cv, lam[k, j], True)
         archive_row(out, row, times[k], ops, X[k], V[k], A[k], cv, E[k], 0.0)
         row += 1
     return row

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from fem.integrators.kernels import DONE, SAMPLES, armed_by_rate, g0_at
-from fem.links.columns import (ACT, BLK, CN, DIR, G0, G1, KIND, PDOT, PEN, PLANE, REL,
-                               RELEASE_GAP, RIGID)
+from fem.integrators.kernels import DONE, SAMPLES, g0_at, holding
+from fem.laws.columns import ACT, BLK, G0, G1
+from fem.links.law import armed_by_rate, dense_normal
 
 MAX_LANDING = 60
 #: a crossing within this fraction of a step from its end is taken at the end
@@ -36,7 +36,7 @@ def _dense_g(scheme, c, g, cv0, cv1, d0, dd0, d1, dd1, h, theta):
     """Event function g of contact c at fraction theta of the pending step (estimate)."""
     if scheme.dense_values is not None:
         return float(scheme.dense_values(np.array([theta]))[0, c, g])
-    if g == 0 and not (scheme.P[c, KIND] == RIGID and cv0[c, ACT] > 0.5):
+    if g == 0 and dense_normal(scheme.P, c, cv0[c, ACT] > 0.5):
         o = 3 * int(scheme.P[c, BLK])
         return g0_at(scheme.P, c, cv0[c, ACT] > 0.5, d0, dd0, d1, dd1, h, theta, o)
     a, b = cv0[c, G0 + g], cv1[c, G0 + g]
@@ -66,7 +66,7 @@ def candidates(scheme):
         contacts = range(P.shape[0])
     for c in contacts:
         for g in (0, 1):
-            dense = g == 0 and not (P[c, KIND] == RIGID and cv0[c, ACT] > 0.5)
+            dense = g == 0 and dense_normal(P, c, cv0[c, ACT] > 0.5)
             if not (cv0[c, G0 + g] > 0.0 or dense):
                 continue
 
@@ -110,25 +110,11 @@ def candidates(scheme):
 
 def _holding(P, cv0, cv1, dd0, dd1, h) -> np.ndarray:
     """(nc,) bool: the contacts whose normal function keeps its sign over a step of size h
-    by the bound of ``kernels._mode_holds`` (the cubic Hermite of the penetration lies within
-    4/27 h (|p0'| + |p1'|) of its ends; a circle's penetration changes by at most (1 + |a|^2)
-    times the change of d), with a margin: the test only spares the sampling of those."""
-    closed = cv0[:, ACT] > 0.5
-    p0, p1 = cv0[:, PEN], cv1[:, PEN]
-    hi, lo = np.maximum(p0, p1), np.minimum(p0, p1)
-    k = (4.0 / 27.0) * h * (1.0 + 1e-6)
-    plane = k * (np.abs(cv0[:, PDOT]) + np.abs(cv1[:, PDOT]))
-    bounded = (P[:, CN] == 0.0) | (P[:, REL] == RELEASE_GAP)
-    on_plane = np.where(closed, bounded & (lo - plane > 0.0), hi + plane < 0.0)
-    if dd0.size:
-        o = P[:, BLK].astype(np.int64)
-        rates = (np.abs(dd0.reshape(-1, 3)).sum(axis=1)
-                 + np.abs(dd1.reshape(-1, 3)).sum(axis=1))[o]
-    else:
-        rates = np.zeros(P.shape[0])
-    other = k * (1.0 + np.sum(P[:, DIR:DIR + 3] ** 2, axis=1)) * rates
-    on_other = ~closed & (hi + other < 0.0)
-    return np.where(P[:, KIND] == PLANE, on_plane, on_other)
+    by the bound of ``kernels.crossed`` (``fem.links.law.mode_holds``), with a margin: the
+    test only spares the sampling of those."""
+    out = np.zeros(P.shape[0], np.bool_)
+    holding(P, cv0, cv1, dd0, dd1, h * (1.0 + 1e-6), out)
+    return out
 
 
 def land(scheme, c, g, theta, lo, hi, glo):

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from fem.integrators.newmark_links import check_link, resolvable
 from fem.integrators.newmark_steps import StepOperators
 from fem.linalg import Factor, banded_solve_rows, banded_sum_factor
-from fem.links.columns import BLK, OPEN
+from fem.laws.columns import BLK, OPEN
 
 #: active sets whose step operators a step size keeps
 KEEP_SETS = 8

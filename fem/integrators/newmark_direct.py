@@ -5,7 +5,7 @@ With beta = 0 (and alpha = 0) the displacement at the end of a step is the predi
 u_n+1 = u~, so the link displacements d = L u~ are known before the acceleration.
 When no contact's force depends on the rate d' -- plane and circle penalty contacts without a
 normal damper, with or without friction whose tangential spring has no damper (the return
-mapping of ``fem.links.friction`` is a function of d and of the anchor the previous step
+mapping of ``fem.laws.friction`` is a function of d and of the anchor the previous step
 left) -- the law gives the forces phi_n+1 at once, and
 
     a_n+1 = a0 + S^-1 L^T phi_n+1,    v_n+1 = v~ + gamma dt a_n+1,
@@ -42,8 +42,8 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
                                      close_energy_inline, record_changes_of, state_at,
                                      step_powers)
 from fem.integrators.newmark_steps import advance_state, predict_solve
-from fem.links.columns import BLK, G1, MODE, NRM, PDOT, SDIR, SLIP, VSL
-from fem.links.friction import _project
+from fem.laws.columns import BLK, G1, MODE, NRM, PDOT, SDIR, SLIP, VSL
+from fem.laws.friction import _project
 from fem.links.law import JACOBIAN, evaluate_inline as evaluate
 
 #: a row block denser than this is held dense (a modal basis)

@@ -47,7 +47,7 @@ from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
 from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
                                            finish_step, predict_step, single)
-from fem.links.columns import NV
+from fem.laws.columns import NV
 from fem.links.traits import traits
 from fem.linalg import as_csr
 

@@ -9,7 +9,7 @@ place (one buffer, no copy and no swap). Two cases qualify:
   friction and an obstacle that does not move: with beta = 0 the displacement at the end of
   the step is the predictor u~, so each contact's penetration p = n . (L u~) - gap, its mode
   (closed where the law's contact function is positive) and its force k p follow from u~
-  alone (``fem.links.shock.normal_force``), with no iteration; the acceleration is a0 plus
+  alone (``fem.laws.shock.normal_force``), with no iteration; the acceleration is a0 plus
   the force times the column S^-1 L^T n of the contact. Such contacts dissipate nothing (no
   damper, no friction, and a contact opens or closes at a step where its penetration is not
   positive), so the energy terms are the work of the loads and of the structural dampers.
@@ -33,8 +33,8 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
                                      links_at, record_changes_of, state_at, step_powers)
 from fem.integrators.newmark_steps import (advance_state, diagonal_solve, loads_diagonal,
                                            predict_solve)
-from fem.links.columns import ACT, BLK, DIR, GAP, KN
-from fem.links.law import JACOBIAN
+from fem.laws.columns import ACT, BLK, DIR
+from fem.links.law import JACOBIAN, elastic_plane
 
 #: uncoupled systems up to this many modes take a step in one pass (``_segment``)
 FUSED_MODES = 4
@@ -236,14 +236,15 @@ def _contact_forces(P, R, RS, q, a, v, gd, dxs, cd, closed, taken, energy):
     changed = False
     extra = 0.0
     for c in range(P.shape[0]):
-        p = -P[c, GAP]
+        gap, stiff = elastic_plane(P, c)
+        p = -gap
         for j in range(q.size):
             p += R[c, j] * q[j]
         # without a damper the force is k p and both release rules close the contact
-        # exactly where p > 0 (``fem.links.shock.normal_force``)
+        # exactly where p > 0 (``fem.laws.shock.normal_force``)
         on = p > 0.0
         if on:
-            fn = P[c, KN] * p
+            fn = stiff * p
             for j in range(q.size):
                 da = -fn * RS[c, j]
                 a[j] += da

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from fem import laws
 from fem.errors import SolverError
 from fem.linalg import small_solve
-from fem.links.columns import BLK, BONDED, CMP, DIR, FN, G0, KIND, KN, LAM, MODE, RIGID
-from fem.links.law import JACOBIAN, evaluate, rate_free, refresh_rates
+from fem.laws.columns import BLK, DIR, KIND, MODE
+from fem.links.law import (JACOBIAN, evaluate, push_bond, rate_free, refresh_rates, set_bond,
+                           bonded as is_bonded)
 
 MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
@@ -42,7 +44,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     gd = gamma * dt
     nr = 0
     for c in range(P.shape[0]):
-        if P[c, KIND] == RIGID and cv_old[c, MODE] == BONDED:
+        if is_bonded(P, c, cv_old)[0]:
             bonded[nr] = c
             nr += 1
     N = na + nr
@@ -73,7 +75,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
             acc += Wa[r, k] * phi_old[act[k]]
         y[r] = acc
     for k in range(nr):
-        z[na + k] = cv_old[bonded[k], LAM]
+        z[na + k] = is_bonded(P, bonded[k], cv_old)[1]
     scale0 = 0.0
     for r in range(m3):
         scale0 = max(scale0, abs(y[r]), abs(Da0[r]), abs(Law[r]))
@@ -99,12 +101,8 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for k in range(nr):
             c = bonded[k]
             lam = z[na + k]
-            cv_new[c, LAM] = lam
-            cv_new[c, FN] = lam
-            cv_new[c, G0] = lam
-            o = 3 * int(P[c, BLK])
-            for q in range(3):
-                phi[o + q] -= lam * P[c, DIR + q]
+            set_bond(P, c, cv_new, lam, False)
+            push_bond(P, c, lam, phi)
         for k in range(na):
             r = act[k]
             g[r] = s * phi[r] - alpha * phi_old[r]
@@ -143,8 +141,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
             rn = max(rn, abs(e))
         if rn <= TOLERANCE * scale:
             for k in range(nr):
-                if z[na + k] > 0.0:
-                    cv_new[bonded[k], CMP] = 1.0
+                set_bond(P, bonded[k], cv_new, z[na + k], True)
             return it
         for r in range(N):
             for q in range(N):
@@ -213,13 +210,14 @@ def resolvable(P, Wl, bd, links, label, t):
 
 def check_link(P, c, Wbb, bd, links, label, t):
     """``resolvable`` for contact c, Wbb (3, 3) the compliance of its link."""
-    if P[c, KIND] == RIGID:
+    k = laws.of_code(P[c, KIND]).stiffness(P[c])
+    if not k > 0:
         return
     w = float(np.max(np.linalg.eigvalsh(Wbb)))
-    ratio = P[c, KN] * bd * w
+    ratio = k * bd * w
     if ratio > 1e12 or not np.isfinite(ratio):
         raise SolverError(
-            f"{label}: link '{links.link_of(c)}': its contact stiffness {P[c, KN]:.3g} N/m "
+            f"{label}: link '{links.link_of(c)}': its contact stiffness {k:.3g} N/m "
             f"is {ratio:.3g} times the stiffness of the step (at t = {t:.9g} s): its "
             f"penetrations would be below the round-off of the displacements; give it a "
             f"stiffness below 1e12 times the step's, or use an impact link (a rigid "

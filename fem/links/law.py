@@ -1,12 +1,13 @@
-"""The Law protocol: what a link law gives every transient scheme, compiled.
+"""The one compiled dispatch of the link laws: what a law gives every transient scheme.
 
 A link acts on the relative translation d (3,) of its node against an obstacle (or of its
 first node against its second) and on its rate d' (3,): ``d = L x + Lw w(t)`` on the
 coordinates x a scheme integrates (free dofs or modal coordinates), the second term being the
 imposed motion of the link's dofs (``fem.links.linkset``). A link is one or more *contacts*
 (two for a two-planes obstacle); each contact c has a parameter row ``P[c]`` and a value row
-``CV[c]`` (columns below), double-buffered by the schemes: the row at the start of a step
-(``cv_old``) and the one being computed (``cv_new``).
+``CV[c]`` (columns ``fem.laws.columns``), double-buffered by the schemes: the committed row
+(``cv_old``, at the start of the step) and the one being computed (``cv_new``), h seconds
+later: a law that carries internal variables integrates them over h from the committed row.
 
 Every law provides, through :func:`evaluate` (one call for all contacts, a switch on the kind
 of each):
@@ -24,14 +25,18 @@ of each):
   output and lands the scheme on it);
 * the stored energy (columns ENN, ENT) and, through :func:`step_dissipation`, the energy the
   link dissipates over a step;
-* the change of state at an event, :func:`affect`.
+* the event functions on a dense output (:func:`dense_normal`, :func:`normal_at`,
+  :func:`armed_by_rate`, :func:`mode_holds`) and its evolving internal variable
+  (:func:`internal`), for the schemes' error control.
 
-Laws (kinds): ``PLANE`` and ``CIRCLE`` penalty shocks (``fem.links.shock``) with Coulomb or
-unidirectional friction (``fem.links.friction``); ``RIGID`` impacts, whose bond force is a
-constraint the scheme solves and whose impact is a velocity jump (``fem.links.impact``).
+The change of state at an event, and the modes at the start, are each law's handlers at
+instants (``fem.laws.contract``), which the locator calls through the registry.
 
-Laws are data for the compiled loops: a law is a kind code and a few numbers-only functions;
-adding one is a module, a kind code and a branch here.
+Laws (kinds): ``PLANE`` and ``CIRCLE`` penalty shocks (``fem.laws.shock``) with Coulomb or
+unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond force is a
+constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
+``MAXWELL`` elements (``fem.laws.maxwell``). Adding a law is its module, its registry row
+(``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -39,14 +44,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.links import friction, maxwell, shock
+from fem.laws import friction, impact, maxwell, shock
 
-from fem.links.columns import (ACT, ANC, BLK, BONDED, CMP, CN, FDN, FN, FREE, FT, FTD, FTM, G0,
-                               G1, KIND, KN, LAM, MAXWELL, MODE, MU, NG, NP, NRM, NV, OPEN, PEN,
-                               PDOT, RIGID, SDIR, SLIP, SLIPW, STICK, VSL, ENN, ENT)
+from fem.laws.columns import (ACT, ANC, BLK, BONDED, CMP, CN, DIR, ENN, ENT, FDN, FN, FREE, FT,
+                              FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MAXWELL, MODE, MU, NG, NP,
+                              NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID, SDIR,
+                              SLIPW, STICK, VSL)
 
-__all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "affect", "NP",
-           "NV", "NG", "FREE"]
+__all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
+           "NG", "FREE"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -146,6 +152,132 @@ def has_events(P, c):
     return int(P[c, KIND]) != MAXWELL
 
 
+# ------------------------------------------------------------------ the lean loops' law
+@numba.njit(cache=True, nogil=True, inline="always")
+def elastic_plane(P, c):
+    """(gap, stiffness) of a contact whose force is k max(p, 0) along a fixed normal,
+    p = n . d - gap (the trait ``plane_elastic``, ``fem.links.traits``): the law the lean
+    loops follow, inlined into them."""
+    return P[c, GAP], P[c, KN]
+
+
+# ------------------------------------------------------------------ bonds (constraints)
+@numba.njit(cache=True, nogil=True)
+def bonded(P, c, cv):
+    """Whether contact c is a constraint at the values cv (a bonded rigid contact), and its
+    force then (N, pushing the bodies apart)."""
+    if int(P[c, KIND]) == RIGID and cv[c, MODE] == BONDED:
+        return True, cv[c, LAM]
+    return False, 0.0
+
+
+
+@numba.njit(cache=True, nogil=True)
+def set_bond(P, c, cv, value, mark):
+    """The force of the constraint of bonded contact c (a rigid contact's bond) into its
+    value row (``fem.laws.impact.set_bond``)."""
+    impact.set_bond(P, c, cv, value, mark)
+
+
+@numba.njit(cache=True, nogil=True)
+def push_bond(P, c, value, phi):
+    """The force of bonded contact c's constraint on its link into phi."""
+    impact.push_bond(P, c, value, phi)
+
+
+# ------------------------------------------------------------------ evolving internal variables
+@numba.njit(cache=True, nogil=True)
+def internal(P, c, cv):
+    """(value, rate, scale) of the internal variable of an evolving contact c at the values
+    cv (its law's rate equation; the scale, for an error control, is the size of the link's
+    motion it follows)."""
+    if int(P[c, KIND]) == MAXWELL:
+        return maxwell.internal(P, c, cv)
+    return 0.0, 0.0, 0.0
+
+
+# ------------------------------------------------------------------ events on a dense output
+@numba.njit(cache=True, nogil=True)
+def dense_normal(P, c, closed):
+    """Whether contact c's normal function G0 follows the link's motion inside a step, so that
+    the locator samples it on the dense output of the link displacement (``normal_at``);
+    otherwise it changes only at the step's ends (a bonded rigid contact's bond force, an
+    element without events)."""
+    kind = int(P[c, KIND])
+    if kind == MAXWELL:
+        return False
+    return not (kind == RIGID and closed)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_at(P, c, closed, x0, x1, x2, r0, r1, r2):
+    """The normal function G0 of contact c at the link displacement (x0, x1, x2) and rate
+    (r0, r1, r2): +-chi of a shock contact (positive while its mode holds), the gap of an
+    open rigid contact."""
+    p, pd, n0, n1, n2, rho = shock.kinematics(P, c, x0, x1, x2, r0, r1, r2)
+    if int(P[c, KIND]) == RIGID:
+        return -p
+    fn, chi = shock.normal_force(P, c, p, pd)
+    return chi if closed else -chi
+
+
+@numba.njit(cache=True, nogil=True)
+def armed_by_rate(P, cv, c):
+    """Whether the normal function of contact c, at zero within round-off at the start of a
+    step (the instant of its last event), leaves zero on the side where its mode holds: a
+    body that has just bounced, a contact that has just closed or opened."""
+    kind = int(P[c, KIND])
+    if kind == MAXWELL:
+        return False
+    g = cv[c, G0]
+    if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
+        return False
+    rate = cv[c, PDOT]
+    closed = cv[c, ACT] > 0.5
+    if kind == RIGID:
+        return not closed and rate < 0.0
+    return rate > 0.0 if closed else rate < 0.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
+    """Whether contact c keeps its mode over the whole step by a bound on its penetration p,
+    so that its normal function is positive at every sample (``sign_kept``). On the cubic
+    Hermite of the link displacement, d(theta) = h00 d0 + h01 d1 + h (h10 d0' + h11 d1'): for
+    a plane, p is linear in d, so p(theta) is the cubic Hermite of (p, p') at the ends; for a
+    circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
+    |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
+    Closed contacts are bounded only for a plane whose function is p itself (no damper, or
+    release at the gap). An element without events always holds."""
+    kind = int(P[c, KIND])
+    if kind == MAXWELL:
+        return True
+    if kind == PLANE:
+        if closed and not (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP):
+            return False
+        return sign_kept(closed, cv0[c, PEN], cv1[c, PEN], cv0[c, PDOT], cv1[c, PDOT], h)
+    if closed:
+        return False
+    r = 0.0
+    a2 = 0.0
+    for q in range(3):
+        r += abs(dd0[o + q]) + abs(dd1[o + q])
+        a2 += P[c, DIR + q] ** 2
+    return sign_kept(False, cv0[c, PEN], cv1[c, PEN], (1.0 + a2) * r, 0.0, h)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def sign_kept(closed, p0, p1, r0, r1, h):
+    """Whether a penetration that is, over a step h, the cubic Hermite of (p0, r0) and (p1,
+    r1) (or is bounded by it) stays positive (closed) or negative (open): the Hermite basis
+    h00, h01 >= 0 sums to 1 and |h10|, |h11| <= 4/27, so p lies within 4/27 h (|r0| + |r1|)
+    of [min(p0, p1), max(p0, p1)]."""
+    margin = (4.0 / 27.0) * h * (abs(r0) + abs(r1))
+    if closed:
+        return min(p0, p1) - margin > 0.0
+    return max(p0, p1) + margin < 0.0
+
+
 #: the ``jac`` argument of ``evaluate`` as a run-time value: JACOBIAN[0] (no) or [1] (yes). A
 #: literal True or False at a call site would compile ``evaluate``, and the laws it calls, once
 #: for each
@@ -232,30 +364,3 @@ def support_work(phi0, phi1, e0, e1):
 def modes_of(cv: np.ndarray) -> np.ndarray:
     """The modes of the contacts (flags that impose them), from a value array."""
     return cv[:, MODE].astype(float)
-
-
-def affect(P, c: int, g: int, cv: np.ndarray, d: np.ndarray) -> str:
-    """Change the mode of shock contact c at an event of its function g (0 normal, 1
-    friction), in place in the value row ``cv`` at link displacements d. Returns the event
-    kind: "impact" (contact closes), "separation", "slip" or "stick" (friction). Rigid
-    contacts are handled by ``fem.links.impact``."""
-    o = 3 * int(P[c, BLK])
-    if g == 0:
-        if cv[c, ACT] > 0.5:
-            cv[c, MODE] = OPEN
-            cv[c, ACT] = 0.0
-            return "separation"
-        cv[c, MODE] = STICK
-        cv[c, ACT] = 1.0
-        cv[c, ANC:ANC + 3] = d[o:o + 3]
-        return "impact"
-    if int(cv[c, MODE]) == STICK:
-        ft = cv[c, FT:FT + 3]
-        size = float(np.linalg.norm(ft))
-        # the spring is stretched along the sliding to come: the force on the node opposes it
-        cv[c, SDIR:SDIR + 3] = -ft / size if size > 0 else cv[c, SDIR:SDIR + 3]
-        cv[c, MODE] = SLIP
-        return "slip"
-    friction.stick_anchor(P, c, cv, d, o)
-    cv[c, MODE] = STICK
-    return "stick"

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.links import impact, maxwell, shock
-from fem.links.columns import CIRCLE, KIND, MAXWELL, PLANE, RIGID
-
-#: the module of each kind of contact
-_MODULES = {PLANE: shock, CIRCLE: shock, RIGID: impact, MAXWELL: maxwell}
+from fem import laws
+from fem.laws.columns import KIND
 
 
 class Traits:
@@ -25,10 +22,12 @@ class Traits:
     NAMES = ("rate", "elastic", "plane_elastic", "evolving", "instant", "friction")
 
     def __init__(self, P):
-        rows = [_MODULES[int(row[KIND])].traits(row) for row in P]
+        rows = [laws.of_code(row[KIND]).traits(row) for row in P]
         for name in self.NAMES:
             setattr(self, name, np.array([bool(r[name]) for r in rows], bool))
         self.count = len(rows)
+        #: the largest stiffness (N/m) each contact puts on its link (0: a constraint)
+        self.stiffness = np.array([laws.of_code(row[KIND]).stiffness(row) for row in P], float)
 
     def all(self, name: str) -> bool:
         return bool(np.all(getattr(self, name)))

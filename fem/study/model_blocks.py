@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from fem import laws
 from fem.errors import StudyError
 from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
@@ -188,13 +189,7 @@ def _relation(t: Table, components, functions) -> RelationSpec:
 
 
 def _direction(t: Table, key: str, default=None):
-    d = t.float_list(key, default, length=3)
-    if d is None:
-        return None
-    norm = sum(x * x for x in d) ** 0.5
-    if norm == 0:
-        raise t.error(key, "must not be the zero vector")
-    return tuple(x / norm for x in d)
+    return t.direction(key, default)
 
 
 def _load(t: Table, i, components, functions) -> LoadSpec:
@@ -249,91 +244,11 @@ def _link(t: Table, i, components, supports=()) -> LinkSpec:
     if len(nodes) not in (1, 2) or (len(nodes) == 2 and nodes[0] == nodes[1]):
         raise t.error("nodes", "expected one node (against an obstacle) or two distinct nodes")
     p = {}
-    if kind == "shock":
-        p["obstacle"] = t.str("obstacle", "plane", choices=("plane", "circle", "two_planes"))
-        normal = t.float_list("normal", None, length=3)
-        axis = t.float_list("axis", None, length=3)
-        if p["obstacle"] == "circle":
-            if axis is None:
-                raise t.error("axis", "a circular obstacle needs its axis")
-            p["axis"] = _direction(t, "axis")
-            if normal is not None:
-                raise t.error("normal", "does not apply to a circular obstacle (give axis)")
-        else:
-            if normal is None:
-                raise t.missing("normal")
-            p["normal"] = _direction(t, "normal")
-            if axis is not None:
-                raise t.error("axis", "only applies to a circular obstacle")
-        if p["obstacle"] == "circle":
-            p["gap"] = t.float("gap", positive=True)       # the radius of the hole
-        else:
-            p["gap"] = t.float("gap")
-        p["stiffness"] = t.float("stiffness", positive=True)
-        p["damping"] = t.float("damping", 0.0, min=0.0)
-        p["release"] = t.str("release", "force", choices=("force", "gap"))
-        p["friction"] = t.float("friction", 0.0, min=0.0)
-        p["static_friction"] = _static_friction(t, p["friction"])
-        p["friction_direction"] = _friction_direction(t, p)
-        p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
-        p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
-    elif kind == "maxwell":
-        # a spring (stiffness) in series with a dashpot (damping) along ``direction``
-        p["direction"] = _direction(t, "direction")
-        if p["direction"] is None:
-            raise t.missing("direction")
-        p["stiffness"] = t.float("stiffness", positive=True)
-        p["damping"] = t.float("damping", positive=True)
-    else:
-        p["component"] = t.str("component", choices=components)
-        p["restitution"] = t.float("restitution", min=0.0, max=1.0)
-        p["grazing_velocity"] = t.float("grazing_velocity", 1e-6, min=0.0)
-        p["bond"] = t.str("bond", "unilateral", choices=("unilateral", "until_tension"))
-        p["gap"] = t.float("gap", 0.0, min=0.0)
+    # the law reads its own keys (``fem.laws``)
+    laws.module(kind).read(t, p, components)
     p["support"] = link_support(t, nodes, supports)
     t.done()
     return LinkSpec(t.where, name, kind, nodes, p)
-
-
-def _static_friction(t: Table, friction: float) -> float:
-    """Coulomb static coefficient: the tangential force a sticking contact holds is at most
-    static_friction F_n; it slides at friction F_n (default: the same coefficient)."""
-    if not t.has("static_friction"):
-        return friction
-    value = t.float("static_friction", min=0.0)
-    if friction == 0.0:
-        raise t.error("static_friction", "applies only with friction > 0")
-    if value < friction:
-        raise t.error("static_friction", f"must be >= friction ({friction:g}), got {value:g}")
-    return value
-
-
-def _friction_direction(t: Table, p: dict):
-    """Unit tangential direction of unidirectional friction, or None (friction in every
-    tangential direction): orthogonal to the normal of a plane, along the axis of a circle."""
-    direction = _direction(t, "friction_direction")
-    if direction is None:
-        return None
-    if p["friction"] == 0.0:
-        raise t.error("friction_direction", "applies only with friction > 0")
-    if p["obstacle"] == "circle":
-        (dx, dy, dz), (ax, ay, az) = direction, p["axis"]
-        cross = (dy * az - dz * ay, dz * ax - dx * az, dx * ay - dy * ax)
-        if sum(c * c for c in cross) ** 0.5 > 1e-9:
-            raise t.error("friction_direction", f"must be parallel to axis {_vector(p['axis'])} "
-                                                f"for a circular obstacle, got "
-                                                f"{_vector(direction)}")
-    else:
-        cosine = sum(d * n for d, n in zip(direction, p["normal"]))
-        if abs(cosine) > 1e-9:
-            raise t.error("friction_direction", f"must be orthogonal to normal "
-                                                f"{_vector(p['normal'])}, got "
-                                                f"{_vector(direction)} (cosine {cosine:.3g})")
-    return direction
-
-
-def _vector(v) -> str:
-    return "[" + ", ".join(f"{x:g}" for x in v) + "]"
 
 
 def _rayleigh(t: Table | None) -> RayleighSpec | None:

@@ -1,6 +1,6 @@
 """Maxwell links: a linear spring in series with a linear dashpot, along a direction.
 
-The link acts on the elongation u = n . d of its relative translation d (``fem.links.shock``:
+The link acts on the elongation u = n . d of its relative translation d (``fem.links.geometry``:
 one node, d is the node's translation; two nodes, d = u_first - u_second) along the unit
 direction n. The dashpot's elongation e is the law's internal variable; the force the link
 carries, positive in tension, is
@@ -29,9 +29,12 @@ from __future__ import annotations
 import math
 
 import numba
+import numpy as np
 
-from fem.links.columns import (ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD, FTM, G0, G1, KN,
-                               LAM, MODE, NRM, PDOT, PEN, SDIR, SLIPW, STICK, VSL)
+from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD,
+                              FTM, G0, G1, KIND, KN, LAM, MAXWELL, MODE, NP, NRM, PDOT, PEN, SDIR,
+                              SLIPW, STICK, VSL)
+from fem.laws.contract import Feature, Law, Series
 
 #: parameter columns: the unit direction n (DIR, 3), the spring's stiffness k (KN) and the
 #: dashpot's damping c (CN)
@@ -76,6 +79,13 @@ def stretch(tau, h, y0, du, v0, v1):
     y1 = y0 * math.exp(-x) + du * a + h * (v1 * m0 - (2.0 * v0 + 4.0 * v1) * m1
                                            + 3.0 * (v0 + v1) * m2)
     return y1, a, b
+
+
+@numba.njit(cache=True, nogil=True)
+def internal(P, c, cv):
+    """(e, e' = F / c, scale max(|u|, |e|)) at the values cv."""
+    e = cv[c, DASHPOT]
+    return e, cv[c, FORCE] / P[c, DAMPING], max(abs(cv[c, ELONGATION]), abs(e))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -130,8 +140,59 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
                 Jv[b, q, s] -= k * dy_dv * nn
 
 
+def stiffness(row) -> float:
+    """The spring's: the dashpot in series only softens it."""
+    return float(row[STIFFNESS])
+
+
 def traits(row) -> dict:
-    """A Maxwell contact (``fem.links.shock.traits``): its force depends on the rate (the law
+    """A Maxwell contact (``fem.laws.shock.traits``): its force depends on the rate (the law
     integrates along the step's path) and on an internal variable that evolves."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
                 friction=False)
+
+
+# ------------------------------------------------------------------ declaration
+#: the kind codes of its contacts (column KIND)
+CODES = (MAXWELL,)
+LAW = Law(
+    "maxwell", "a spring in series with a linear dashpot, along a direction",
+    (Feature("maxwell", "Maxwell element", rate=True, state=True, evolving=True,
+             events=False),),
+    (Series("force", "N", "force the element carries, tension positive: k (elongation - "
+                          "dashpot_elongation)"),
+     Series("elongation", "m", "elongation along `direction`"),
+     Series("dashpot_elongation", "m", "the dashpot's elongation (internal variable)")))
+
+
+def read(t, p: dict, components=()) -> None:
+    """The keys of a Maxwell link (docs/study_format.md)."""
+    p["direction"] = t.direction("direction")
+    p["stiffness"] = t.float("stiffness", positive=True)
+    p["damping"] = t.float("damping", positive=True)
+
+
+def needed(p: dict, where: str) -> list:
+    return [("maxwell", f"{where}.kind")]
+
+
+def directions(p: dict) -> list:
+    return [("direction", p["direction"], "along")]
+
+
+def rows(p: dict, nodes: int = 2) -> list:
+    row = np.zeros(NP)
+    row[KIND] = MAXWELL
+    row[DIR:DIR + 3] = p["direction"]
+    row[STIFFNESS] = p["stiffness"]
+    row[DAMPING] = p["damping"]
+    return [("series", row)]
+
+
+def attrs(p: dict, contact_rows) -> dict:
+    return dict(stiffness=p["stiffness"], damping=p["damping"], direction=list(p["direction"]))
+
+
+def series(v, p: dict) -> dict:
+    return {"force": v[:, 0, A_FN], "elongation": v[:, 0, A_PEN],
+            "dashpot_elongation": v[:, 0, A_LAM]}

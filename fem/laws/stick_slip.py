@@ -1,7 +1,7 @@
 """Coulomb's law at an instant where a friction contact does not slide: stick, or slide the
 one way the forces allow.
 
-The friction law of ``fem.links.friction`` regularizes sticking with a stiff tangential
+The friction law of ``fem.laws.friction`` regularizes sticking with a stiff tangential
 spring, and its event functions say when a mode must end: a sliding contact where its slip
 velocity reaches zero, a sticking one where its spring force reaches mu_s F_n. At such an
 instant, and at the start of an analysis, the regularized law alone cannot tell what comes
@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fem.links.columns import (ACT, ANC, BLK, CT, FDIR, FN, FT, KIND, KT, MODE, MU, MUS, NRM,
+from fem.laws.columns import (ACT, ANC, BLK, CT, FDIR, FN, FT, KIND, KT, MODE, MU, MUS, NRM,
                                RIGID, SDIR, SLIP, STICK, UNI)
 
 #: iterations of the sliding direction under an anisotropic W (Coulomb in the plane)

@@ -34,7 +34,7 @@ import math
 import numba
 import numpy as np
 
-from fem.links.columns import (ANC, CN, CT, ENT, FDIR, FT, FTD, FTM, G1, KN, KT, MODE, MU, MUS,
+from fem.laws.columns import (ANC, CN, CT, ENT, FDIR, FT, FTD, FTM, G1, KN, KT, MODE, MU, MUS,
                                SDIR, SLIP, SLIPW, STICK, UNI, VSL)
 
 

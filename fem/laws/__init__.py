@@ -1,0 +1,48 @@
+"""The link laws, one module each, and their registry: one row per law (``LAWS``), from
+which the study reader, the scheme catalog's feature matrix, the links of an analysis and
+their results are made. What a law module declares is ``fem.laws.contract``.
+
+Adding a law: its module here, its row in ``_MODULES`` below, its branch in the compiled
+dispatch (``fem.links.law``), its docs and tests.
+"""
+
+from __future__ import annotations
+
+from fem.laws import impact, maxwell, shock
+from fem.laws.contract import Feature, Instants, Law, Series
+
+__all__ = ["Feature", "Law", "Series", "LAWS", "KINDS", "FEATURES", "law", "module", "of_code",
+           "instants"]
+
+#: the law modules, by kind, in the order of the catalog's matrix
+_MODULES = {"shock": shock, "impact": impact, "maxwell": maxwell}
+
+LAWS: tuple[Law, ...] = tuple(m.LAW for m in _MODULES.values())
+KINDS = tuple(_MODULES)
+FEATURES: dict[str, Feature] = {f.name: f for row in LAWS for f in row.features}
+
+
+#: the law module of each contact kind code (column KIND of a parameter row)
+_BY_CODE = {code: m for m in _MODULES.values() for code in m.CODES}
+
+
+def of_code(code) -> object:
+    """The module of the law of a contact whose KIND column is ``code``."""
+    return _BY_CODE[int(code)]
+
+
+_INSTANTS = {m: Instants(m) for m in _MODULES.values()}
+
+
+def instants(module) -> Instants:
+    """The handlers at instants of a law module (``fem.laws.contract.Instants``)."""
+    return _INSTANTS[module]
+
+
+def law(kind: str) -> Law:
+    return _MODULES[kind].LAW
+
+
+def module(kind: str):
+    """The module of the law of ``kind``."""
+    return _MODULES[kind]

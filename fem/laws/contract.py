@@ -1,0 +1,119 @@
+"""What a link law declares to the rest of fem (its registry row, ``fem.laws``).
+
+A law is one module of this package. Besides its compiled functions (called by the one
+dispatch, ``fem.links.law``), it declares:
+
+* ``CODES``: the kind codes of its contacts (column KIND of their parameter rows);
+* ``LAW``: a :class:`Law`: its kind (the ``kind`` of its ``[[link]]`` blocks), its features
+  with their capabilities, its archived series with their units;
+* ``read(t, p, components)``: reads its study keys from the block's table ``t``
+  (``fem.validate.Table``) into the parameters ``p``, with their checks (the reader reads
+  ``kind``, ``name``, ``nodes`` and ``support`` itself; ``components``: the model's);
+* ``needed(p, where)``: the features of ``LAW`` a link with parameters ``p`` needs, with the
+  key path that asks for each (the scheme catalog refuses a feature its scheme cannot run);
+* ``directions(p)``: (key, unit vector, how): "along", the vector must lie in the model's
+  translations; "across", the model must have a translation normal to it;
+* ``rows(p, nodes)``: the (side, parameter row) of each of its contacts (columns ``fem.laws.
+  columns``) for a link of ``nodes`` nodes, the link's block column left to the caller;
+* ``attrs(p, rows)``: the attributes of its results group;
+* ``series(v, p)``: its series from the archived values v (k, contacts, NA) of its contacts;
+* ``traits(row)``: what the schemes may rely on for a contact (``fem.links.traits``);
+* ``stiffness(row)``: the largest stiffness (N/m) a contact puts on its link (0: none), for
+  the schemes' frequency estimates and resolution checks;
+* at instants, for the one event locator (``fem.integrators.events``), on the scheme it is
+  handed: ``at_event(scheme, c, g, records, decided)`` changes contact c's mode for its event
+  function g; ``settle_check(scheme, cv, c, records, decided)`` applies a change that the
+  current state demands beyond round-off (returns whether it did); ``after_settle(scheme,
+  contacts, records)`` a change once the others have settled (a bond under tension);
+  ``start(scheme, contacts, records)``, ``start_at_rest(...)`` and ``start_settled(...)`` its
+  modes at the start, before and after the first equilibrium and once the others are set.
+
+Capabilities of a feature, read by the catalog and the schemes instead of the law's columns:
+
+* ``rate``: its force depends on the rate of the link's motion;
+* ``linear``: its equations are linear between its events (the exact scheme can propagate
+  them); when not, ``nonlinear`` says why;
+* ``state``: it carries internal variables from step to step (an anchor, a sliding direction,
+  an elongation), from the committed state of the last step;
+* ``evolving``: one of them follows a rate equation of its own between events (the law
+  integrates it over each step, of any size, from the committed state);
+* ``events``: it has event functions (mode changes the locator finds);
+* ``instant``: it acts at instants (impacts: a velocity jump, which needs located events).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+def record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan) -> tuple:
+    """An event record: (time, kind, link, detail, velocity_before, velocity_after,
+    energy_lost)."""
+    return (float(t), kind, link, detail, float(before), float(after), float(lost))
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One variant of a law. ``name`` is the catalog's feature id, ``title`` its column
+    title; flags as in the module docstring."""
+    name: str
+    title: str
+    rate: bool = False
+    linear: bool = True
+    nonlinear: str = ""
+    state: bool = False
+    evolving: bool = False
+    events: bool = True
+    instant: bool = False
+
+
+@dataclass(frozen=True)
+class Series:
+    """An archived series: ``links/<link>/<name>``, its unit and meaning; ``when``: the
+    option it comes with, or "" (always)."""
+    name: str
+    unit: str
+    doc: str
+    when: str = ""
+
+
+@dataclass(frozen=True)
+class Law:
+    """A kind of link: its features and its archived series."""
+    kind: str
+    doc: str
+    features: tuple
+    series: tuple = field(default_factory=tuple)
+
+
+class Instants:
+    """The handlers at instants of a law module (module docstring), with those it leaves out
+    doing nothing: a law without events (a Maxwell element) declares none."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __getattr__(self, name):
+        found = getattr(self.module, name, None)
+        if found is not None:
+            return found
+        if name in ("settle_check", "after_settle", "at_event"):
+            return _changes_nothing
+        if name in ("start", "start_at_rest", "start_settled"):
+            return _sets_nothing
+        raise AttributeError(name)
+
+    def __hash__(self):
+        return hash(self.module)
+
+    def __eq__(self, other):
+        return isinstance(other, Instants) and other.module is self.module
+
+
+def _changes_nothing(*args) -> bool:
+    return False
+
+
+def _sets_nothing(*args) -> None:
+    return None

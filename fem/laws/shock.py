@@ -1,0 +1,427 @@
+"""Shock links: unilateral penalty contacts on the dofs (the normal law; friction is
+``fem.laws.friction``).
+
+The kinematics of a link is the relative translation d (3,) of its node against the obstacle
+(one node: d is the node's translation) or of its first node against its second (two nodes:
+d = u_first - u_second); ``d = D u`` with D a (3, n) matrix on the model's dofs (rows of
+translations the model lacks are zero).
+
+A plane contact has a penetration p = n . d - gap (m), positive in contact: for one node
+against a plane of normal n the gap closes when the node moves along n; for two nodes, n
+points from the first node to the second, so the gap closes when the first moves along n. In
+contact the link pushes back with the normal force f = k p + c p' (N) along -n on the first
+node. A "two_planes" obstacle is two such contacts, along n and -n.
+
+A circular obstacle (a node in a round hole of radius ``gap``, or two nodes whose relative
+motion is limited to a circle) works in the plane normal to its axis a: the radial part of d is
+r = d - (a . d) a, the penetration p = |r| - gap, the contact normal r / |r|, and the normal force
+k p + c p' pushes the node back towards the axis.
+
+Release: "force" (the link never pulls: in contact while p > 0 and k p + c p' > 0) or "gap"
+(in contact while p > 0; the damper may pull). The contact function chi = p ("gap") or
+min(p, p + c p' / k) ("force") is positive exactly where the contact is closed: its sign
+changes are the contact's events.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from fem.laws import friction, stick_slip
+from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_PEN, A_VSL, ACT, ANC, BLK, CIRCLE, CN, CT,
+                              DIR, FDIR, FT, G0, GAP, KIND, KN, KT, MODE, MU, MUS, NP, NRM, OPEN,
+                              PDOT, PEN, PLANE, REL, RELEASE_FORCE, RELEASE_GAP, SDIR, SLIP,
+                              STICK, UNI)
+from fem.laws.contract import Feature, Law, Series, record
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def kinematics(P, c, x0, x1, x2, r0, r1, r2):
+    """Penetration p (m), its rate, the contact normal (3 numbers) and the radial distance
+    (circle) of contact c at the link displacement (x0, x1, x2) and rate (r0, r1, r2)."""
+    if P[c, KIND] != CIRCLE:
+        n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+        p = n0 * x0 + n1 * x1 + n2 * x2 - P[c, GAP]
+        return p, n0 * r0 + n1 * r1 + n2 * r2, n0, n1, n2, 0.0
+    a0, a1, a2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+    ad = a0 * x0 + a1 * x1 + a2 * x2
+    q0, q1, q2 = x0 - ad * a0, x1 - ad * a1, x2 - ad * a2
+    rho = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
+    if rho > 0.0:
+        n0, n1, n2 = q0 / rho, q1 / rho, q2 / rho
+    else:
+        n0, n1, n2 = 0.0, 0.0, 0.0
+    return rho - P[c, GAP], n0 * r0 + n1 * r1 + n2 * r2, n0, n1, n2, rho
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def normal_force(P, c, p, pd):
+    """(normal force k p + c p', contact function chi): chi > 0 exactly where the contact is
+    closed under its release rule."""
+    k = P[c, KN]
+    fn = k * p + P[c, CN] * pd
+    if P[c, REL] == RELEASE_GAP:
+        return fn, p
+    return fn, min(p, fn / k)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
+    """Add the normal force of a closed contact to phi (along -n on the first node) and, with
+    ``jac``, its derivatives; the normal of a circle turns with d."""
+    phi[o] -= fn * n0
+    phi[o + 1] -= fn * n1
+    phi[o + 2] -= fn * n2
+    if not jac:
+        return
+    k = P[c, KN]
+    cc = P[c, CN]
+    n = (n0, n1, n2)
+    for q in range(3):
+        for s in range(3):
+            Jd[b, q, s] -= k * n[q] * n[s]
+            Jv[b, q, s] -= cc * n[q] * n[s]
+    if P[c, KIND] == CIRCLE and rho > 0.0:
+        # d n / d d = (I - a a^T - n n^T) / rho
+        a = (P[c, DIR], P[c, DIR + 1], P[c, DIR + 2])
+        for q in range(3):
+            for s in range(3):
+                pqs = ((1.0 if q == s else 0.0) - a[q] * a[s] - n[q] * n[s]) / rho
+                g = 0.0
+                for t in range(3):
+                    g += (((1.0 if s == t else 0.0) - a[s] * a[t] - n[s] * n[t]) / rho
+                          * dd[o + t])
+                Jd[b, q, s] -= fn * pqs + cc * n[q] * g
+
+
+def stiffness(row) -> float:
+    """The largest stiffness (N/m) the contact puts on its link: normal, plus tangential when
+    it rubs."""
+    return float(row[KN] + (row[KT] if row[MU] > 0 else 0.0))
+
+
+def traits(row) -> dict:
+    """What the schemes may rely on for a shock contact of parameter row ``row`` (with its
+    friction, ``fem.laws.friction``): ``rate``, its force depends on the rate d' (a normal
+    damper, friction); ``elastic``, its forces follow from d alone (no damper; friction
+    without tangential damper), so an explicit step needs no iteration; ``plane_elastic``,
+    its force is k max(p, 0) along a fixed normal, nothing else."""
+    damped = row[CN] != 0.0
+    friction = row[MU] > 0.0
+    return dict(rate=damped or friction, elastic=not damped and (not friction or row[CT] == 0.0),
+                plane_elastic=row[KIND] == PLANE and not damped and not friction,
+                evolving=False, instant=False, friction=friction)
+
+
+# ------------------------------------------------------------------ declaration
+#: the kind codes of its contacts (column KIND)
+CODES = (PLANE, CIRCLE)
+LAW = Law(
+    "shock", "penalty contact against an obstacle or between two nodes",
+    (Feature("shock.plane", "shock, plane", rate=True),
+     Feature("shock.two_planes", "shock, two planes", rate=True),
+     Feature("shock.circle", "shock, circle", rate=True, linear=False,
+             nonlinear="the radial penetration |r| - gap of a circular obstacle is not linear "
+                       "in the dofs: a closed contact has no exact solution"),
+     Feature("friction.coulomb", "Coulomb friction", rate=True, linear=False,
+             nonlinear="sliding in a plane follows the direction of the sliding velocity, "
+                       "which is not linear in the state: a sliding phase has no exact "
+                       "solution (unidirectional friction is linear and is offered)",
+             state=True),
+     Feature("friction.unidirectional", "unidirectional friction", rate=True, state=True)),
+    (Series("normal_force", "N", "contact force, compression positive (summed over a link's "
+                                 "contacts)"),
+     Series("penetration", "m", "largest penetration (negative: open, by that distance)"),
+     Series("state", "1", "1 in contact, 0 open"),
+     Series("tangential_force", "N", "friction force magnitude", "friction"),
+     Series("sliding_velocity", "m/s", "sliding speed", "friction")))
+
+
+def read(t, p: dict, components=()) -> None:
+    """The keys of a shock link (docs/study_format.md)."""
+    p["obstacle"] = t.str("obstacle", "plane", choices=("plane", "circle", "two_planes"))
+    normal = t.float_list("normal", None, length=3)
+    axis = t.float_list("axis", None, length=3)
+    if p["obstacle"] == "circle":
+        if axis is None:
+            raise t.error("axis", "a circular obstacle needs its axis")
+        p["axis"] = t.direction("axis")
+        if normal is not None:
+            raise t.error("normal", "does not apply to a circular obstacle (give axis)")
+        p["gap"] = t.float("gap", positive=True)       # the radius of the hole
+    else:
+        if normal is None:
+            raise t.missing("normal")
+        p["normal"] = t.direction("normal")
+        if axis is not None:
+            raise t.error("axis", "only applies to a circular obstacle")
+        p["gap"] = t.float("gap")
+    p["stiffness"] = t.float("stiffness", positive=True)
+    p["damping"] = t.float("damping", 0.0, min=0.0)
+    p["release"] = t.str("release", "force", choices=("force", "gap"))
+    p["friction"] = t.float("friction", 0.0, min=0.0)
+    p["static_friction"] = _static_friction(t, p["friction"])
+    p["friction_direction"] = _friction_direction(t, p)
+    p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
+    p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
+
+
+def _static_friction(t, friction: float) -> float:
+    """Coulomb static coefficient: the tangential force a sticking contact holds is at most
+    static_friction F_n; it slides at friction F_n (default: the same coefficient)."""
+    if not t.has("static_friction"):
+        return friction
+    value = t.float("static_friction", min=0.0)
+    if friction == 0.0:
+        raise t.error("static_friction", "applies only with friction > 0")
+    if value < friction:
+        raise t.error("static_friction", f"must be >= friction ({friction:g}), got {value:g}")
+    return value
+
+
+def _friction_direction(t, p: dict):
+    """Unit tangential direction of unidirectional friction, or None (friction in every
+    tangential direction): orthogonal to the normal of a plane, along the axis of a circle."""
+    direction = t.direction("friction_direction", None)
+    if direction is None:
+        return None
+    if p["friction"] == 0.0:
+        raise t.error("friction_direction", "applies only with friction > 0")
+    if p["obstacle"] == "circle":
+        (dx, dy, dz), (ax, ay, az) = direction, p["axis"]
+        cross = (dy * az - dz * ay, dz * ax - dx * az, dx * ay - dy * ax)
+        if sum(c * c for c in cross) ** 0.5 > 1e-9:
+            raise t.error("friction_direction", f"must be parallel to axis {_vector(p['axis'])} "
+                                                f"for a circular obstacle, got "
+                                                f"{_vector(direction)}")
+    else:
+        cosine = sum(d * n for d, n in zip(direction, p["normal"]))
+        if abs(cosine) > 1e-9:
+            raise t.error("friction_direction", f"must be orthogonal to normal "
+                                                f"{_vector(p['normal'])}, got "
+                                                f"{_vector(direction)} (cosine {cosine:.3g})")
+    return direction
+
+
+def _vector(v) -> str:
+    return "[" + ", ".join(f"{x:g}" for x in v) + "]"
+
+
+def _has_friction(p: dict) -> bool:
+    return p["friction"] > 0 or p["tangential_stiffness"] > 0
+
+
+def needed(p: dict, where: str) -> list:
+    out = [(f"shock.{p['obstacle']}", f"{where}.obstacle")]
+    if _has_friction(p):
+        if p.get("friction_direction") is not None:
+            out.append(("friction.unidirectional", f"{where}.friction_direction"))
+        else:
+            out.append(("friction.coulomb", f"{where}.friction"))
+    return out
+
+
+def directions(p: dict) -> list:
+    """(key, vector, how): a plane's normal lies "along" the model's translations; a circle's
+    axis needs a translation "across" it (the node moves in the hole's plane)."""
+    if p["obstacle"] == "circle":
+        return [("axis", p["axis"], "across")]
+    return [("normal", p["normal"], "along")]
+
+
+def rows(p: dict, nodes: int = 2) -> list:
+    """(side, parameter row) of each contact: one plane, two opposite planes, or a circle."""
+    row = np.zeros(NP)
+    row[GAP] = p["gap"]
+    row[KN] = p["stiffness"]
+    row[CN] = p["damping"]
+    row[REL] = RELEASE_GAP if p["release"] == "gap" else RELEASE_FORCE
+    row[MU] = p["friction"]
+    row[MUS] = max(p.get("static_friction", p["friction"]), p["friction"])
+    row[KT] = p["tangential_stiffness"] if p["tangential_stiffness"] > 0 else p["stiffness"]
+    row[CT] = p["tangential_damping"]
+    if p.get("friction_direction") is not None:
+        row[FDIR:FDIR + 3] = p["friction_direction"]
+        row[UNI] = 1.0
+    if p["obstacle"] == "circle":
+        row[KIND] = CIRCLE
+        row[DIR:DIR + 3] = p["axis"]
+        return [("radial", row)]
+    row[KIND] = PLANE
+    row[DIR:DIR + 3] = p["normal"]
+    out = [("+", row)]
+    if p["obstacle"] == "two_planes":
+        other = row.copy()
+        other[DIR:DIR + 3] = -np.asarray(p["normal"], float)
+        out.append(("-", other))
+    return out
+
+
+def attrs(p: dict, contact_rows) -> dict:
+    out = dict(stiffness=p["stiffness"], damping=p["damping"], gap=p["gap"],
+               release=p["release"], obstacle=p["obstacle"], friction=p["friction"])
+    if _has_friction(p):
+        out.update(static_friction=float(contact_rows[-1][MUS]),
+                   tangential_stiffness=p["tangential_stiffness"],
+                   tangential_damping=p["tangential_damping"])
+    return out
+
+
+def series(v, p: dict) -> dict:
+    """The link's series from its contacts' archived values v (k, contacts, NA)."""
+    out = {"normal_force": (v[:, :, A_FN] * v[:, :, A_ACT]).sum(axis=1),
+           "penetration": v[:, :, A_PEN].max(axis=1),
+           "state": v[:, :, A_ACT].max(axis=1)}
+    if p["friction"] > 0:
+        out["tangential_force"] = (v[:, :, A_FTM] * v[:, :, A_ACT]).sum(axis=1)
+        out["sliding_velocity"] = (v[:, :, A_VSL] * v[:, :, A_ACT]).sum(axis=1)
+    return out
+
+
+# ------------------------------------------------------------------ at instants
+def affect(P, c: int, g: int, cv, d) -> str:
+    """Change the mode of shock contact c at an event of its function g (0 normal, 1
+    friction), in place in the value row ``cv`` at link displacements d. Returns the event
+    kind: "impact" (contact closes), "separation", "slip" or "stick" (friction)."""
+    o = 3 * int(P[c, BLK])
+    if g == 0:
+        if cv[c, ACT] > 0.5:
+            cv[c, MODE] = OPEN
+            cv[c, ACT] = 0.0
+            return "separation"
+        cv[c, MODE] = STICK
+        cv[c, ACT] = 1.0
+        cv[c, ANC:ANC + 3] = d[o:o + 3]
+        return "impact"
+    if int(cv[c, MODE]) == STICK:
+        ft = cv[c, FT:FT + 3]
+        size = float(np.linalg.norm(ft))
+        # the spring is stretched along the sliding to come: the force on the node opposes it
+        cv[c, SDIR:SDIR + 3] = -ft / size if size > 0 else cv[c, SDIR:SDIR + 3]
+        cv[c, MODE] = SLIP
+        return "slip"
+    friction.stick_anchor(P, c, cv, d, o)
+    cv[c, MODE] = STICK
+    return "stick"
+
+
+def detail(scheme, c: int) -> str:
+    cv = scheme.buf.CV[scheme.cur]
+    return f"side {scheme.links.sides[c]}, approach speed {cv[c, PDOT]:.9g} m/s"
+
+
+def at_event(scheme, c: int, g: int, records: list, decided: set) -> bool:
+    """Change the mode of contact c for its event function g at the current instant
+    (``affect``); a friction contact that does not slide there is decided by Coulomb's
+    set-valued law instead (``fem.laws.stick_slip``), once per instant (``decided``), and a
+    slide in the plane that turns without stopping takes its new direction. Returns whether
+    anything changed."""
+    P = scheme.P
+    cv = scheme.buf.CV[scheme.cur]
+    t = scheme.t
+    link = scheme.links.link_of(c)
+    if g == 1 and stick_slip.is_friction(P, cv, c):
+        if stick_slip.at_rest(scheme, c):
+            decided.add(c)
+            kinds = stick_slip.resolve(scheme, c)
+            for kind in kinds:
+                records.append(record(t, kind, link, detail(scheme, c)))
+            return bool(kinds)
+        if stick_slip.turn(scheme, c):
+            return True
+    kind = affect(P, c, g, cv, scheme.buf.DB[scheme.cur])
+    records.append(record(t, kind, link, detail(scheme, c)))
+    return True
+
+
+def tolerances(scheme, cv, c):
+    """Round-off bounds of the two event functions of contact c at the current state."""
+    d = scheme.buf.DB[scheme.cur]
+    dd = scheme.buf.DD[scheme.cur]
+    o = 3 * int(scheme.P[c, BLK])
+    length = 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)))
+    if cv[c, MODE] == SLIP:
+        speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd[o:o + 3]), initial=0.0)))
+        return length, speed
+    return length, stick_slip.force_round_off(scheme.P, cv, c, d, o)
+
+
+def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
+    """Change the mode of contact c when one of its functions is below zero beyond its
+    round-off at the current state; returns whether it did."""
+    tols = tolerances(scheme, cv, c)
+    for g in (0, 1):
+        if g == 1 and (cv[c, ACT] < 0.5 or c in decided):
+            continue
+        if cv[c, G0 + g] < -tols[g]:
+            closed = cv[c, ACT] > 0.5
+            changed = at_event(scheme, c, g, records, decided)
+            if g == 0 and not closed and stick_slip.is_friction(scheme.P, cv, c):
+                decided.discard(c)
+            if changed:
+                return True
+    return False
+
+
+def after_settle(scheme, contacts, records: list) -> bool:
+    return False
+
+
+def driven_in(scheme, c: int) -> bool:
+    """Whether shock contact c, open at the start, touches its obstacle to round-off and
+    the motion drives it in: approaching, or at rest with its acceleration (the contact
+    open) into the obstacle."""
+    b, cur = scheme.buf, scheme.cur
+    cv = b.CV[cur]
+    if cv[c, ACT] > 0.5:
+        return False
+    o = 3 * int(scheme.P[c, BLK])
+    d, dd = b.DB[cur][o:o + 3], b.DD[cur][o:o + 3]
+    if abs(cv[c, PEN]) > 1e-12 * max(1.0, float(np.max(np.abs(d)))):
+        return False
+    speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd))))
+    if abs(cv[c, PDOT]) > speed:
+        return cv[c, PDOT] > 0.0
+    acc = stick_slip.link_rows(scheme, c) @ scheme.equilibrium(assign=False)
+    if scheme.kin.imposed:
+        acc = acc + scheme.kin.La[o:o + 3] @ np.asarray(scheme.w, float)
+    return float(cv[c, NRM:NRM + 3] @ acc) > 0.0
+
+
+def start(scheme, contacts, records: list) -> None:
+    """Closed at the start: a contact exactly at its surface that the motion drives in (its
+    event function starts at zero, where no crossing could ever be seen); a closed friction
+    contact sticks with its tangential spring unstretched, or slides along the velocity of
+    its surfaces."""
+    b, cur = scheme.buf, scheme.cur
+    cv = b.CV[cur]
+    touching = [c for c in contacts if driven_in(scheme, c)]
+    for c in touching:
+        cv[c, ACT] = 1.0
+        cv[c, MODE] = STICK
+    for c in contacts:
+        if stick_slip.is_friction(scheme.P, cv, c):
+            o = 3 * int(scheme.P[c, BLK])
+            cv[c, ANC:ANC + 3] = b.DB[cur][o:o + 3]
+            cv[c, MODE] = STICK
+            vt = stick_slip.slip_velocity(scheme, c)
+            speed = float(np.linalg.norm(vt))
+            if speed > 0.0:
+                cv[c, MODE] = SLIP
+                cv[c, SDIR:SDIR + 3] = vt / speed
+
+
+def start_at_rest(scheme, contacts, records: list) -> None:
+    """At rest, Coulomb's law on the forces at the start: stick, or slide the way they
+    drive."""
+    b, cur = scheme.buf, scheme.cur
+    for c in contacts:
+        if stick_slip.is_friction(scheme.P, b.CV[cur], c) and b.CV[cur][c, MODE] == STICK:
+            stick_slip.resolve(scheme, c)
+
+
+def start_settled(scheme, contacts, records: list) -> None:
+    return None
