@@ -31,10 +31,9 @@ GENERIC = {"BLK", "KIND", "DIR", "PEN", "PDOT", "MODE", "ACT", "G0", "G1", "NG",
 LAW_NAMES = {"shock", "impact", "maxwell", "friction", "stick_slip"}
 
 #: modules not yet on the contract: the exact scheme's phases (each law's linear system
-#: between events) and the direct Newmark loop's friction
+#: between events)
 STILL_NAMING = {
     "integrators/exact.py", "integrators/exact_phases.py", "integrators/exact_pieces.py",
-    "integrators/newmark_direct.py",
 }
 
 

@@ -42,9 +42,8 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, arc
                                      close_energy_inline, record_changes_of, state_at,
                                      step_powers)
 from fem.integrators.newmark_steps import advance_state, predict_solve
-from fem.laws.columns import BLK, G1, MODE, NRM, PDOT, SDIR, SLIP, VSL
-from fem.laws.friction import _project
-from fem.links.law import JACOBIAN, evaluate_inline as evaluate
+from fem.laws.columns import BLK, MODE
+from fem.links.law import JACOBIAN, evaluate_inline as evaluate, refresh_rates
 
 #: a row block denser than this is held dense (a modal basis)
 DENSE_FILL = 0.25
@@ -200,19 +199,9 @@ def _scatter(sops, rows, ZR, phi, a):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _rates(P, kin, rows, LT, v, cv, dd, sums):
-    """The link rates dd = L v on the rows the contacts read, and the columns of the
-    law that depend on them (forces do not, here): the penetration rate n . d', and for a
-    sliding contact its slip rate e . Pt d' (e the sliding direction), which is also its
-    friction event function G1 (the law's values with the law deciding the modes)."""
+    """The link rates dd = L v on the rows the contacts read, and the columns of the law
+    that depend on them (forces do not, here: ``fem.links.law.refresh_rates``)."""
     _rows_product(kin, rows, LT, v, sums)
     for r in range(rows.size):
         dd[rows[r]] = sums[r]
-    for c in range(P.shape[0]):
-        o = 3 * int(P[c, BLK])
-        n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
-        cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
-        if cv[c, MODE] == SLIP:
-            t0, t1, t2 = _project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
-            slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2
-            cv[c, VSL] = slip if slip > 0.0 else 0.0
-            cv[c, G1] = slip
+    refresh_rates(P, dd, cv)

@@ -49,7 +49,7 @@ from fem.laws import friction, impact, maxwell, shock
 from fem.laws.columns import (ACT, ANC, BLK, BONDED, CMP, CN, DIR, ENN, ENT, FDN, FN, FREE, FT,
                               FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MAXWELL, MODE, MU, NG, NP,
                               NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID, SDIR,
-                              SLIPW, STICK, VSL)
+                              SLIP, SLIPW, STICK, VSL)
 
 __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
            "NG", "FREE"]
@@ -303,12 +303,19 @@ def rate_free(P):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def refresh_rates(P, dd, cv):
-    """The rate of the penetration (column PDOT) at the rates dd, the rest of cv unchanged: the
-    law at a new d' when its forces do not depend on d' (``rate_free``)."""
+    """The law at new rates dd when its forces do not depend on them (``rate_free``, or the
+    direct loop's contacts): the rate of the penetration (column PDOT), and for a sliding
+    contact its slip rate e . Pt d' (e the sliding direction), which is also its friction
+    event function G1; the rest of cv unchanged."""
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
-        cv[c, PDOT] = (cv[c, NRM] * dd[o] + cv[c, NRM + 1] * dd[o + 1]
-                       + cv[c, NRM + 2] * dd[o + 2])
+        n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
+        cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+        if cv[c, MODE] == SLIP and int(P[c, KIND]) != RIGID:
+            t0, t1, t2 = friction._project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
+            slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2
+            cv[c, VSL] = slip if slip > 0.0 else 0.0
+            cv[c, G1] = slip
 
 
 @numba.njit(cache=True, nogil=True)
