@@ -8,6 +8,8 @@ dispatch (``fem.links.law``), its docs and tests.
 
 from __future__ import annotations
 
+import numpy as np
+
 from fem.laws import impact, maxwell, shock
 from fem.laws.contract import Feature, Instants, Law, Series
 
@@ -24,6 +26,12 @@ FEATURES: dict[str, Feature] = {f.name: f for row in LAWS for f in row.features}
 
 #: the law module of each contact kind code (column KIND of a parameter row)
 _BY_CODE = {code: m for m in _MODULES.values() for code in m.CODES}
+
+#: by kind code, whether the law has event functions (read by the compiled dispatch, which
+#: then needs no branch of its own for a law without events)
+EVENTFUL = np.zeros(max(_BY_CODE) + 1, np.bool_)
+for _code, _module in _BY_CODE.items():
+    EVENTFUL[_code] = any(f.events for f in _module.LAW.features)
 
 
 def of_code(code) -> object:

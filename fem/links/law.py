@@ -44,12 +44,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import friction, impact, maxwell, shock
+from fem.laws import EVENTFUL, friction, impact, maxwell, shock
 
-from fem.laws.columns import (ACT, ANC, BLK, BONDED, CMP, CN, DIR, ENN, ENT, FDN, FN, FREE, FT,
-                              FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MAXWELL, MODE, MU, NG, NP,
-                              NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID, SDIR,
-                              SLIP, SLIPW, STICK, VSL)
+from fem.laws.columns import (ACT, ANC, BLK, BONDED, CIRCLE, CMP, CN, DIR, ENN, ENT, FDN, FN,
+                              FREE, FT, FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MAXWELL, MODE, MU,
+                              NG, NP, NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
+                              SDIR, SLIP, SLIPW, STICK, VSL)
 
 __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
            "NG", "FREE"]
@@ -145,13 +145,6 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
                             jac, mode)
 
 
-@numba.njit(cache=True, nogil=True)
-def has_events(P, c):
-    """Whether contact c's law has event functions (a Maxwell element has none: its G0 and
-    G1 stay positive)."""
-    return int(P[c, KIND]) != MAXWELL
-
-
 # ------------------------------------------------------------------ the lean loops' law
 @numba.njit(cache=True, nogil=True, inline="always")
 def elastic_plane(P, c):
@@ -204,7 +197,7 @@ def dense_normal(P, c, closed):
     otherwise it changes only at the step's ends (a bonded rigid contact's bond force, an
     element without events)."""
     kind = int(P[c, KIND])
-    if kind == MAXWELL:
+    if not EVENTFUL[kind]:
         return False
     return not (kind == RIGID and closed)
 
@@ -227,7 +220,7 @@ def armed_by_rate(P, cv, c):
     step (the instant of its last event), leaves zero on the side where its mode holds: a
     body that has just bounced, a contact that has just closed or opened."""
     kind = int(P[c, KIND])
-    if kind == MAXWELL:
+    if not EVENTFUL[kind]:
         return False
     g = cv[c, G0]
     if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
@@ -250,7 +243,7 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     Closed contacts are bounded only for a plane whose function is p itself (no damper, or
     release at the gap). An element without events always holds."""
     kind = int(P[c, KIND])
-    if kind == MAXWELL:
+    if not EVENTFUL[kind]:
         return True
     if kind == PLANE:
         if closed and not (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP):
@@ -290,12 +283,15 @@ evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.p
 @numba.njit(cache=True, nogil=True)
 def rate_free(P):
     """Whether no contact's force depends on the rate d' (``fem.links.traits`` compiled: a
-    rigid contact's bond force depends on the acceleration only)."""
+    rigid contact's bond force depends on the acceleration only; a shock contact's on its
+    dampers and friction; any other law's is taken to)."""
     for c in range(P.shape[0]):
         kind = int(P[c, KIND])
-        if kind == MAXWELL:
+        if kind == RIGID:
+            continue
+        if kind != PLANE and kind != CIRCLE:
             return False
-        if kind != RIGID and (P[c, CN] != 0.0 or P[c, MU] > 0.0):
+        if P[c, CN] != 0.0 or P[c, MU] > 0.0:
             return False
     return True
 
@@ -329,15 +325,14 @@ def step_dissipation(P, cv0, cv1, d0, d1):
         kind = int(P[c, KIND])
         if kind == RIGID:
             continue
-        if kind == MAXWELL:
-            # the law's own integral over the step
-            lost += cv1[c, SLIPW]
+        # every law's own integral over the step (the slip work of friction)
+        lost += cv1[c, SLIPW]
+        if kind != PLANE and kind != CIRCLE:
             continue
         o = 3 * int(P[c, BLK])
         lost += 0.5 * (cv0[c, FDN] + cv1[c, FDN]) * (cv1[c, PEN] - cv0[c, PEN])
         for q in range(3):
             lost += 0.5 * (cv0[c, FTD + q] + cv1[c, FTD + q]) * (d1[o + q] - d0[o + q])
-        lost += cv1[c, SLIPW]
         old = cv0[c, ACT] > 0.5
         new = cv1[c, ACT] > 0.5
         if old and not new:
