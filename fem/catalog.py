@@ -123,17 +123,14 @@ _ADAPTIVE_KEYS = (_TOLERANCE, _MAX_STEP, _MIN_STEP)
 
 # ------------------------------------------------------------------------------- features
 _ALL = {f: True for f in FEATURES}
-_EVOLVING = ("the exact scheme propagates the structure's state only: an internal variable "
-             "with a rate equation of its own (a dashpot in series) is not part of it")
 
 
 def _exact_cell(feature: registry.Feature):
-    """What the exact scheme does with a feature: it needs equations linear between events,
-    and no internal variable that evolves between them."""
+    """What the exact scheme does with a feature: it needs equations linear between events
+    (an internal variable with a linear rate equation, a dashpot in series, joins its
+    propagated state)."""
     if not feature.linear:
         return feature.nonlinear
-    if feature.evolving:
-        return _EVOLVING
     return True
 
 

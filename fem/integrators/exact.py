@@ -4,15 +4,21 @@ Between events every law of a link is linear in the state and the loads (a conta
 closed, a unidirectional friction sticking or sliding one way, a rigid bond or none), so each
 *phase* is the linear system
 
-    z' = A z + E u(t),   z = (x, x'),   u = (w(t), 1),
+    z' = A z + E u(t),   z = (x, x', e),   u = (w(t), 1),
 
-built by :class:`Phases` from M, C, K, the loads B w and the links' terms: a closed contact
+built by :class:`Phases` from M, C, K, the loads B w and the links' terms (e: the dashpots'
+elongations of the Maxwell contacts, none without them): a closed contact
 adds k l l^T to K and c l l^T to C (l = L^T n its row) and -k l (n . Lw w - gap) to the loads;
 a sticking unidirectional friction (direction t, row lt) adds kt lt lt^T and ct lt lt^T around
 its anchor; one sliding with sign s adds the force -s mu F_n lt, F_n = k p + c p' (a term of K
 and C that is not symmetric); bonded rigid contacts R constrain the accelerations, a = P (...)
 with P = M^-1 - M^-1 R^T (R M^-1 R^T)^-1 R M^-1, and their bond forces lambda are linear in
-(z, u) too.
+(z, u) too; a Maxwell contact (spring k, dashpot c, row ell, imposed part pw) adds k ell ell^T
+to K, the force k e ell and -k ell (pw . w) to the loads, and its rate equation
+e' = (k / c) (ell . x + pw . w - e). Between pieces the dashpots' elongations live in the
+value rows of the state buffers (column LAM of the Maxwell contacts, with the elongation and
+its rate that make the law, evaluated there at h = 0, give F = k (u - e) exactly:
+``kernels.hold_dashpots``).
 
 Two propagators (``fem.exact``):
 
@@ -34,7 +40,7 @@ roots are located on the exact solution (sampled brackets, grazing extrema, Newt
 round-off: ``fem.exact.spectral.first_root``, ``fem.exact.events.first_event``) and the event
 is taken by the piece or handed to the driver already landed (``exact_event``). The energy
 terms are integrated exactly: quadratic forms of the state and loads (Van Loan's integral, or
-expm1 for sums of exponentials).
+expm1 for sums of exponentials), the dashpots' dissipation (k^2 / c) (u - e)^2 among them.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from fem.integrators.exact_phases import Phases
 from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, add_form,
                                           build_form, empty_table, load_terms, make_scratch,
                                           run_pieces)
-from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged
+from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged, hold_dashpots
 from fem.linalg import as_csr
 from fem.laws.columns import CMP, FN, G0, LAM, MODE, NV, OPEN
 from fem.study.specs import step_limit
@@ -107,7 +113,10 @@ class ExactScheme(Scheme):
         self._segment = None
         self._archive_scratch = None
         nc = self.P.shape[0]
-        self._scratch = make_scratch(self.n, self.phases.nb, nc, NV, self.L.shape[0])
+        #: the Maxwell contacts, whose dashpots' elongations end the state z
+        self.mx = self.phases.mx
+        self._scratch = make_scratch(self.n, self.phases.nb, nc, NV, self.L.shape[0],
+                                     self.mx)
         #: the pieces take the events of frictionless shock contacts themselves
         self.choice = loops.choose("exact", traits(self.P), basis=dynamics.basis,
                                    locate=True)
@@ -138,19 +147,27 @@ class ExactScheme(Scheme):
 
     def _z(self):
         c = self.cur
-        return np.concatenate([self.buf.X[c], self.buf.V[c]])
+        if not len(self.mx):
+            return np.concatenate([self.buf.X[c], self.buf.V[c]])
+        return np.concatenate([self.buf.X[c], self.buf.V[c], self.buf.CV[c][self.mx, LAM]])
 
     def _write(self, which, z, a, t, w=None):
-        """State z (2n,) and acceleration a at time t into buffer ``which``; its link values
-        with the current modes. ``w``: the load columns at t when the caller has them."""
+        """State z (N,) and acceleration a at time t into buffer ``which``; its link values
+        with the current modes (the Maxwell contacts at the dashpots' elongations of z).
+        ``w``: the load columns at t when the caller has them."""
         n = self.n
         b = self.buf
-        b.X[which], b.V[which], b.A[which] = z[:n], z[n:], a
+        b.X[which], b.V[which], b.A[which] = z[:n], z[n:2 * n], a
         if which != self.cur:
             b.CV[which] = b.CV[self.cur]
         saved, self.cur = self.cur, which
         if w is None:
             w = self.dyn.load_values(np.array([t]))[0]
+        if len(self.mx):
+            self.call(hold_dashpots)(self.P, self.kin, b.X[which], b.V[which],
+                                     np.ascontiguousarray(w, float), b.CV[which], self.mx,
+                                     np.ascontiguousarray(z[2 * n:], float), b.DB[which],
+                                     b.DD[which])
         w_saved, self.w = self.w, w
         self.link_state(self.buf.CV[saved][:, MODE].astype(float))
         self.cur, self.w = saved, w_saved
@@ -338,7 +355,7 @@ class ExactScheme(Scheme):
                                                      float(ch.times[j] - t0)) for j in ks])
             row = self._archive_rows(out, row, ch.times[ks], Z, R, ph, Erows)
         z1 = prop.state(z0, coefficients, s_end) if ev is None else ev.state
-        a1 = prop.rate(z1, coefficients, s_end)[n:]
+        a1 = prop.rate(z1, coefficients, s_end)[n:2 * n]
         E1 = E0 + self._energy_prop(ph, prop, z0, coefficients, s_end)
         t1 = land if (ev is None and s_end == land - t0) else t0 + s_end
         found = None if ev is None else (ev.index, s_end)
@@ -422,7 +439,7 @@ class ExactScheme(Scheme):
         times = np.ascontiguousarray(times, float)
         W = np.ascontiguousarray(self.dyn.load_values(times), float)
         Z = np.ascontiguousarray(np.real(Z), float)
-        A = np.ascontiguousarray(np.real(R)[:, n:], float)
+        A = np.ascontiguousarray(np.real(R)[:, n:2 * n], float)
         cv0 = self.buf.CV[self.cur]
         if ph.lam is not None:
             contacts, lam_z, lam_u = ph.lam
@@ -436,11 +453,14 @@ class ExactScheme(Scheme):
             m3 = self.L.shape[0]
             self._archive_scratch = (np.empty_like(cv0), np.zeros(m3), np.zeros(m3),
                                      np.zeros(m3), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
+            self._maxwell_scratch = np.empty_like(cv0) if len(self.mx) else np.zeros(
+                (0, cv0.shape[1]))
         return self.call(archive_states)(out, row, times, np.ascontiguousarray(Z[:, :n]),
-                              np.ascontiguousarray(Z[:, n:]), A, W,
+                              np.ascontiguousarray(Z[:, n:2 * n]), A, W,
                               np.ascontiguousarray(Erows, float), self.P, self.kin, self.ops,
                               cv0, cv0[:, MODE].astype(float), bonded, lam,
-                              *self._archive_scratch, float(self.t))
+                              *self._archive_scratch, float(self.t), self.mx,
+                              np.ascontiguousarray(Z[:, 2 * n:]), self._maxwell_scratch)
 
     def trial(self, t_end):
         """The landed state of the event the scheme found (the only trial it offers)."""

@@ -1,20 +1,27 @@
 """The phases of the exact scheme: for each combination of the links' modes (a contact open
 or closed, a friction sticking or sliding one way, a rigid bond or none), the linear system
 z' = A z + E u(t) it obeys, with its event functions, bond forces and energy terms as linear
-functions of (z, u); built once per combination and kept (see ``fem.integrators.exact``)."""
+functions of (z, u); built once per combination and kept (see ``fem.integrators.exact``).
+
+The state is z = (x, x', e) (size 2n + m): e holds the dashpots' elongations of the m Maxwell
+contacts (in the order of ``Phases.mx``), whose equations are linear in every phase; without
+Maxwell contacts z = (x, x')."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
-from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MODE, MU,
-                               MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
+from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MAXWELL,
+                               MODE, MU, MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
 
 
 class Phase:
-    """One phase: A (2n, 2n), E (2n, nu), the event functions (rows on z and u, their
-    (contact, function) and the dissipation and work forms on (z, u)."""
+    """One phase: A (N, N), E (N, nu) on the state z of size N = 2n + m, the event functions
+    (rows on z and u, their (contact, function) and the dissipation and work forms on (z, u);
+    ``stretch`` (m, N) the rows of the Maxwell springs' stretches u - e on z (their imposed
+    parts on the loads aside) and ``stretch_weights`` (m,) k^2 / c: the dashpots dissipate
+    sum k^2 / c (u - e)^2."""
 
     def __init__(self):
         self.A = self.E = None
@@ -23,6 +30,7 @@ class Phase:
         self.lam = None              # (bonded contacts, lam_z, lam_u)
         self.Qs = self.Ql = self.Qw = None
         self.C_struct = self.C_links = None
+        self.stretch = self.stretch_weights = None
         self.spectral = None
         self.propagators = {}
         self.omega = 0.0
@@ -57,6 +65,11 @@ class Phases:
         L = scheme.L.toarray()
         kin = scheme.kin
         self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
+        #: the Maxwell contacts, whose dashpots' elongations close the state z
+        self.mx = np.flatnonzero(self.P[:, KIND] == MAXWELL).astype(np.int64) if len(
+            self.P) else np.zeros(0, np.int64)
+        self.m = len(self.mx)
+        self.N = 2 * n + self.m
         self.cache: dict = {}
         #: without friction the phase is that of the modes alone: found by their bytes
         self.by_modes = not np.any((self.P[:, KIND] != RIGID) & (self.P[:, MU] > 0)) \
@@ -110,12 +123,17 @@ class Phases:
         return found
 
     def _build(self, key) -> Phase:
-        n, nb, nu = self.n, self.nb, self.nu
+        n, nb, nu, N = self.n, self.nb, self.nu, self.N
         P = self.P
         K, C = self.K.copy(), self.C.copy()
         F = np.zeros((n, nu))
         F[:, :nb] = self.B
         Cl = np.zeros((n, n))
+        # the Maxwell contacts: the force k e of each dashpot on the structure (G), its rate
+        # equation e' = (k / c) (u - e) on (z, u), the stretches u - e on z
+        G = np.zeros((n, self.m))
+        rates_z, rates_u = np.zeros((self.m, N)), np.zeros((self.m, nu))
+        stretch, weights = np.zeros((self.m, N)), np.zeros(self.m)
         # dissipation of the links on y = (z, u): (coef, (a_z, a_u), (b_z, b_u)) products
         diss = []
         # work of the imposed motion of the links' dofs: force times the imposed part of the
@@ -126,9 +144,9 @@ class Phases:
         bonded = []
 
         def affine(row_x, row_w, const, on_v=False):
-            az = np.zeros(2 * n)
+            az = np.zeros(N)
             if on_v:
-                az[n:] = row_x
+                az[n:2 * n] = row_x
             else:
                 az[:n] = row_x
             au = np.zeros(nu)
@@ -142,7 +160,22 @@ class Phases:
             ell, pw, pv, pa = self._rows(c, nvec)
             p_aff = affine(ell, pw, -P[c, GAP])
             pd_aff = affine(ell, pv, 0.0, on_v=True)
-            imposed_rate = (np.zeros(2 * n), np.concatenate([pv, [0.0]]))
+            imposed_rate = (np.zeros(N), np.concatenate([pv, [0.0]]))
+            if P[c, KIND] == MAXWELL:
+                # F = k (u - e), u = ell . x + pw . w: the structure gets -F ell, the dashpot
+                # moves at F / c and dissipates F^2 / c, the imposed motion works F pv
+                i = int(np.searchsorted(self.mx, c))
+                k, cd = P[c, KN], P[c, CN]
+                y_aff = affine(ell, pw, 0.0)
+                y_aff[0][2 * n + i] = -1.0
+                K += k * np.outer(ell, ell)
+                G[:, i] = k * ell
+                F[:, :nb] -= k * np.outer(ell, pw)
+                rates_z[i], rates_u[i] = (k / cd) * y_aff[0], (k / cd) * y_aff[1]
+                stretch[i], weights[i] = y_aff[0], k * k / cd
+                diss.append((k * k / cd, y_aff, y_aff))
+                support.append((k, y_aff, imposed_rate))
+                continue
             if P[c, KIND] == RIGID:
                 if m == BONDED:
                     bonded.append((c, ell, pa, imposed_rate))
@@ -184,8 +217,8 @@ class Phases:
                 Cl += ct * np.outer(lt, lt)
                 F[:, :nb] -= np.outer(lt, kt * tw + ct * tv)
                 F[:, nb] += kt * anc * lt
-                ft = (kt * np.concatenate([lt, np.zeros(n)]) + ct * np.concatenate(
-                    [np.zeros(n), lt]), np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
+                ft = (kt * affine(lt, tw, 0.0)[0] + ct * affine(lt, tv, 0.0, on_v=True)[0],
+                      np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
                 mus = P[c, MUS]
                 rz.append(mus * fn_aff[0] - ft[0])
                 ru.append(mus * fn_aff[1] - ft[1])
@@ -195,7 +228,7 @@ class Phases:
                 meaning.append((c, 1))
                 tv_aff = affine(lt, tv, 0.0, on_v=True)
                 diss.append((ct, tv_aff, tv_aff))
-                support.append((1.0, ft, (np.zeros(2 * n), np.concatenate([tv, [0.0]]))))
+                support.append((1.0, ft, (np.zeros(N), np.concatenate([tv, [0.0]]))))
             else:
                 s = float(mode[1])
                 mu = P[c, MU]
@@ -208,8 +241,7 @@ class Phases:
                 ru.append(s * tv_aff[1])
                 meaning.append((c, 1))
                 diss.append((mu * s, fn_aff, tv_aff))
-                support.append((mu * s, fn_aff, (np.zeros(2 * n),
-                                                 np.concatenate([tv, [0.0]]))))
+                support.append((mu * s, fn_aff, (np.zeros(N), np.concatenate([tv, [0.0]]))))
         ph = Phase()
         Minv = self.Minv
         Pm = Minv
@@ -227,7 +259,7 @@ class Phases:
             MR = Minv @ R.T
             Pm = Minv - MR @ Sinv @ R @ Minv
             extra = -MR @ Sinv @ ra
-            lam_z = Sinv @ R @ Minv @ np.hstack([-K, -C])
+            lam_z = Sinv @ R @ Minv @ np.hstack([-K, -C, G])
             lam_u = Sinv @ (R @ Minv @ F + ra)
             ph.lam = ([b[0] for b in bonded], lam_z, lam_u)
             for i, b in enumerate(bonded):
@@ -235,32 +267,37 @@ class Phases:
                 ru.append(lam_u[i])
                 meaning.append((b[0], 0))
                 support.append((1.0, (lam_z[i], lam_u[i]), b[3]))
-        A = np.zeros((2 * n, 2 * n))
-        A[:n, n:] = np.eye(n)
-        A[n:, :n] = -Pm @ K
-        A[n:, n:] = -Pm @ C
-        E = np.zeros((2 * n, nu))
-        E[n:] = Pm @ F + extra
+        A = np.zeros((N, N))
+        A[:n, n:2 * n] = np.eye(n)
+        A[n:2 * n, :n] = -Pm @ K
+        A[n:2 * n, n:2 * n] = -Pm @ C
+        E = np.zeros((N, nu))
+        E[n:2 * n] = Pm @ F + extra
+        if self.m:
+            A[n:2 * n, 2 * n:] = Pm @ G
+            A[2 * n:] = rates_z
+            E[2 * n:] = rates_u
         ph.A, ph.E = A, E
-        ph.rz = np.array(rz).reshape(len(rz), 2 * n)
+        ph.rz = np.array(rz).reshape(len(rz), N)
         ph.ru = np.array(ru).reshape(len(ru), nu)
         ph.meaning = meaning
-        ph.omega = float(np.max(np.abs(np.linalg.eigvals(A)))) if n else 0.0
+        ph.omega = float(np.max(np.abs(np.linalg.eigvals(A)))) if N else 0.0
         ph.C_struct, ph.C_links = self.C, Cl
+        ph.stretch, ph.stretch_weights = stretch, weights
         # quadratic forms on y = (z, u): structural and link dissipation, external work
-        N = 2 * n + nu
-        Qs = np.zeros((N, N))
+        Ny = N + nu
+        Qs = np.zeros((Ny, Ny))
         Qs[n:2 * n, n:2 * n] = self.C
-        Ql = np.zeros((N, N))
+        Ql = np.zeros((Ny, Ny))
         for coef, a, b in diss:
             va = np.concatenate(a)
             vb = np.concatenate(b)
             Ql += 0.5 * coef * (np.outer(va, vb) + np.outer(vb, va))
-        Qw = np.zeros((N, N))
+        Qw = np.zeros((Ny, Ny))
         Be = np.zeros((n, nu))
         Be[:, :nb] = self.B
-        Qw[n:2 * n, 2 * n:] += 0.5 * Be
-        Qw[2 * n:, n:2 * n] += 0.5 * Be.T
+        Qw[n:2 * n, N:] += 0.5 * Be
+        Qw[N:, n:2 * n] += 0.5 * Be.T
         for coef, a, b in support:
             va = np.concatenate(a)
             vb = np.concatenate(b)

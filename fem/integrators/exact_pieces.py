@@ -33,7 +33,8 @@ from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_su
                                 piece_state, piece_weights, quadratic_coefficients,
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
-                                     applied_force, archive_row, diverged, links_at, quadratic)
+                                     applied_force, archive_row, diverged, hold_dashpots,
+                                     links_at, quadratic)
 from fem.laws.columns import (ACT, ANC, BLK, CMP, ENN, ENT, FN, G0, LAM, MODE, OPEN, PDOT,
                                STICK)
 from fem.links.law import JACOBIAN
@@ -50,15 +51,18 @@ OC, OF, OI, NK, NKW, NE, NBD = range(7)
 
 
 class Form(NamedTuple):
-    """What the pieces of one phase share on one stretch of the loads (module docstring):
-    V (2n, 2n), Vinv eigenvectors; nu (2n + K,) the exponents of a piece (eigenvalues, then
-    mu); P (2n, K) the particular solutions of the state-space forcing E u(t) =
+    """What the pieces of one phase share on one stretch of the loads (module docstring), on
+    the state z of size N = 2n + m (``fem.integrators.exact_phases``: m Maxwell contacts):
+    V (N, N), Vinv eigenvectors; nu (N + K,) the exponents of a piece (eigenvalues, then
+    mu); P (N, K) the particular solutions of the state-space forcing E u(t) =
     sum_k F_k exp(mu_k (t - origin)); mw (Kw,) the exponents of the load columns, Wc (nb, Kw)
-    their terms and Fw (n, Kw) those of the external force B w; rows (ne, 2n), offsets,
+    their terms and Fw (n, Kw) those of the external force B w; rows (ne, N), offsets,
     directions (ne,) the event functions, contact, function (ne,) the (contact, function)
     each stands for; Cs, Cl (n, n) the structural and link damping, damped (2,) 1.0 where
-    they hold a nonzero term; bonded (nbd,) the bonded rigid contacts, their bond forces
-    lam_z z + lam_u (w, 1); origin (s)."""
+    they hold a nonzero term; S (m, N) the stretches u - e of the Maxwell springs and Sw
+    (m, m) the diagonal of their weights k^2 / c (the dashpots dissipate (S z)^T Sw (S z));
+    bonded (nbd,) the bonded rigid contacts, their bond forces lam_z z + lam_u (w, 1);
+    origin (s)."""
     V: np.ndarray
     Vinv: np.ndarray
     nu: np.ndarray
@@ -72,6 +76,8 @@ class Form(NamedTuple):
     directions: np.ndarray
     Cs: np.ndarray
     Cl: np.ndarray
+    S: np.ndarray
+    Sw: np.ndarray
     lam_z: np.ndarray
     lam_u: np.ndarray
     damped: np.ndarray
@@ -109,7 +115,8 @@ def add_form(table: FormTable, packed, key) -> FormTable:
 class Scratch(NamedTuple):
     """Work arrays of the piece kernel: link values cv (nc, NV), forces phi, displacements
     d and rates dd (3 m,), Jd, Jv (m, 3, 3), flags (nc,), f (n,), w (nb,) the loads at the
-    end of the last piece, z, rate (2n,)."""
+    end of the last piece, z, rate (N,); mx the Maxwell contacts (the last entries of z are
+    their dashpots' elongations) and cvm (nc, NV) their value rows at an archived knot."""
     cv: np.ndarray
     phi: np.ndarray
     d: np.ndarray
@@ -121,13 +128,18 @@ class Scratch(NamedTuple):
     w: np.ndarray
     z: np.ndarray
     rate: np.ndarray
+    mx: np.ndarray
+    cvm: np.ndarray
 
 
-def make_scratch(n: int, nb: int, nc: int, nv: int, m3: int) -> Scratch:
+def make_scratch(n: int, nb: int, nc: int, nv: int, m3: int, mx=None) -> Scratch:
     m = max(m3 // 3, 1)
+    mx = np.zeros(0, np.int64) if mx is None else np.asarray(mx, np.int64)
+    size = 2 * n + len(mx)
     return Scratch(np.zeros((nc, nv)), np.zeros(m3), np.zeros(m3), np.zeros(m3),
                    np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros(nc), np.zeros(n),
-                   np.zeros(nb), np.zeros(2 * n), np.zeros(2 * n))
+                   np.zeros(nb), np.zeros(size), np.zeros(size), mx,
+                   np.zeros((nc, nv) if len(mx) else (0, nv)))
 
 
 def load_terms(columns, nb: int, a: float, b: float):
@@ -148,7 +160,7 @@ def build_form(ph, phases, terms, a: float):
     spectral = ph.spectral
     if not spectral.ok:
         return None
-    nb, n = phases.nb, phases.n
+    nb, n, N = phases.nb, phases.n, phases.N
     mw, Wc = terms
     Fw = phases.B @ Wc
     vectors = ph.E[:, :nb] @ Wc
@@ -161,7 +173,7 @@ def build_form(ph, phases, terms, a: float):
         else:
             mu = np.append(mu, 0j)
             vectors = np.column_stack([vectors, const.astype(complex)])
-    P = np.zeros((2 * n, len(mu)), complex)
+    P = np.zeros((N, len(mu)), complex)
     for k in range(len(mu)):
         if not np.any(vectors[:, k]):
             continue
@@ -174,13 +186,13 @@ def build_form(ph, phases, terms, a: float):
         contacts, lam_z, lam_u = ph.lam
         bonded = np.asarray(contacts, np.int64)
     else:
-        bonded, lam_z, lam_u = np.zeros(0, np.int64), np.zeros((0, 2 * n)), np.zeros((0, nb + 1))
+        bonded, lam_z, lam_u = np.zeros(0, np.int64), np.zeros((0, N)), np.zeros((0, nb + 1))
     fc = np.concatenate([np.ravel(x).astype(complex) for x in (
         spectral.V, spectral.Vinv, np.concatenate([spectral.lam, mu]), P, mu, mw, Wc,
         Fw.reshape(n, len(mw)))])
     fr = np.concatenate([np.ravel(np.asarray(x, float)) for x in (
-        ph.rz.reshape(ne, 2 * n), ph.ru[:, nb] if ne else np.zeros(0), -np.ones(ne),
-        ph.C_struct, ph.C_links, lam_z, lam_u,
+        ph.rz.reshape(ne, N), ph.ru[:, nb] if ne else np.zeros(0), -np.ones(ne),
+        ph.C_struct, ph.C_links, ph.stretch, np.diag(ph.stretch_weights), lam_z, lam_u,
         [float(np.any(ph.C_struct)), float(np.any(ph.C_links)), float(a)])])
     fi = np.concatenate([np.array([c for c, _ in ph.meaning] + [g for _, g in ph.meaning],
                                   np.int64), bonded])
@@ -189,12 +201,14 @@ def build_form(ph, phases, terms, a: float):
 
 # --------------------------------------------------------------------------- compiled
 @numba.njit(cache=True, nogil=True)
-def form_at(table, slot, n, nb):
-    """The Form of row ``slot`` of the table: views of its packs."""
+def form_at(table, slot, n, nb, size):
+    """The Form of row ``slot`` of the table: views of its packs (``size``: N, the size of
+    the state)."""
     oc, of, oi = table.index[slot, OC], table.index[slot, OF], table.index[slot, OI]
     K, Kw = table.index[slot, NK], table.index[slot, NKW]
     ne, nbd = table.index[slot, NE], table.index[slot, NBD]
-    m = 2 * n
+    m = size
+    nm = size - 2 * n
     J = m + K
     fc, fr, fi = table.fc, table.fr, table.fi
     V = fc[oc:oc + m * m].reshape((m, m))
@@ -222,14 +236,18 @@ def form_at(table, slot, n, nb):
     of += n * n
     Cl = fr[of:of + n * n].reshape((n, n))
     of += n * n
+    S = fr[of:of + nm * m].reshape((nm, m))
+    of += nm * m
+    Sw = fr[of:of + nm * nm].reshape((nm, nm))
+    of += nm * nm
     lam_z = fr[of:of + nbd * m].reshape((nbd, m))
     of += nbd * m
     lam_u = fr[of:of + nbd * (nb + 1)].reshape((nbd, nb + 1))
     of += nbd * (nb + 1)
     damped = fr[of:of + 2]
     origin = fr[of + 2]
-    return Form(V, Vinv, nu, P, mu, mw, Wc, Fw, rows, offsets, directions, Cs, Cl, lam_z,
-                lam_u, damped, origin, fi[oi:oi + ne], fi[oi + ne:oi + 2 * ne],
+    return Form(V, Vinv, nu, P, mu, mw, Wc, Fw, rows, offsets, directions, Cs, Cl, S, Sw,
+                lam_z, lam_u, damped, origin, fi[oi:oi + ne], fi[oi + ne:oi + 2 * ne],
                 fi[oi + 2 * ne:oi + 2 * ne + nbd])
 
 
@@ -246,7 +264,7 @@ class Energies(NamedTuple):
 def _energy_terms(f, W, shift):
     """The Energies of the piece of weights W, ``shift`` after the origin of form f."""
     n = f.Fw.shape[0]
-    Wv = W[n:]
+    Wv = W[n:2 * n]
     Fs = np.empty_like(f.Fw)
     for k in range(f.mw.size):
         factor = cmath.exp(f.mw[k] * shift)
@@ -256,9 +274,30 @@ def _energy_terms(f, W, shift):
     none = np.zeros((0, 0), np.complex128)
     structural = pair_terms(quadratic_coefficients(Wv, f.Cs) if f.damped[0] else none, f.nu,
                             f.nu, True)
-    links = pair_terms(quadratic_coefficients(Wv, f.Cl) if f.damped[1] else none, f.nu,
-                       f.nu, True)
+    if f.S.shape[0] == 0:
+        links = pair_terms(quadratic_coefficients(Wv, f.Cl) if f.damped[1] else none, f.nu,
+                           f.nu, True)
+    else:
+        links = pair_terms(_link_coefficients(f, W, Wv), f.nu, f.nu, True)
     return Energies(work, structural, links)
+
+
+@numba.njit(cache=True, nogil=True)
+def _link_coefficients(f, W, Wv):
+    """The coefficients (``quadratic_coefficients``) of the energy the links dissipate over
+    a piece of weights W with Maxwell contacts: their dampers' Wv^T Cl Wv and their
+    dashpots' (S W)^T Sw (S W)."""
+    J = W.shape[1]
+    SW = np.zeros((f.S.shape[0], J), np.complex128)
+    for i in range(f.S.shape[0]):
+        for r in range(W.shape[0]):
+            if f.S[i, r] != 0.0:
+                for j in range(J):
+                    SW[i, j] += f.S[i, r] * W[r, j]
+    out = quadratic_coefficients(SW, f.Sw)
+    if f.damped[1]:
+        out += quadratic_coefficients(Wv, f.Cl)
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -304,17 +343,33 @@ def _links(P, kin, buf, which, w, sc):
 
 
 @numba.njit(cache=True, nogil=True)
+def _maxwell_links(P, kin, z, n, w, cv0, sc):
+    """The link values at the state z of a piece into sc.cv, from the values cv0 of its
+    start with the Maxwell contacts at the dashpots' elongations of z (``hold_dashpots``):
+    the laws at h = 0."""
+    sc.cvm[:, :] = cv0
+    hold_dashpots(P, kin, z[:n], z[n:2 * n], w, sc.cvm, sc.mx, z[2 * n:], sc.d, sc.dd)
+    links_at(P, kin, z[:n], z[n:2 * n], w, sc.cvm, sc.cv, sc.phi, sc.d, sc.dd, sc.flags,
+             sc.Jd, sc.Jv, JACOBIAN[0], 0.0)
+
+
+@numba.njit(cache=True, nogil=True)
 def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, kin, ops, buf,
               cur, sc, internal, mdiag, mfull, log, cascade):
     """Follow the piece of form f from the state of buffer ``cur`` at t0 over at most
     ``span`` (module docstring). times, Wk, archive: the chunk's knots, load values and
     archive flags, from index ``knot``; out, row: the archive. Returns (status, knot, row,
-    event function index or -1, t1)."""
+    event function index or -1, t1). The dashpots' elongations of the Maxwell contacts
+    (the end of z) come from the value rows of buffer ``cur`` and go to those of the
+    other."""
     n = buf.X.shape[1]
     z, rate = sc.z, sc.rate
-    z0 = np.empty(2 * n)
+    size = z.size
+    z0 = np.empty(size)
     z0[:n] = buf.X[cur]
-    z0[n:] = buf.V[cur]
+    z0[n:2 * n] = buf.V[cur]
+    for i in range(sc.mx.size):
+        z0[2 * n + i] = buf.CV[cur][sc.mx[i], LAM]
     shift = t0 - f.origin
     W = piece_weights(f.V, f.Vinv, f.P, f.mu, shift, z0)
     nu = f.nu
@@ -325,7 +380,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
     if ne:
         C = np.zeros((ne, J), np.complex128)
         for i in range(ne):
-            for r in range(2 * n):
+            for r in range(size):
                 if f.rows[i, r] != 0.0:
                     for j in range(J):
                         C[i, j] += f.rows[i, r] * W[r, j]
@@ -349,10 +404,13 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
             break
         if archive[knot] and tj >= t0:
             _at(f, W, terms, tj - t0, E0, z, rate, En, enu, emw)
-            links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd, sc.flags,
-                     sc.Jd, sc.Jv, JACOBIAN[0], tj - t0)
+            if sc.mx.size:
+                _maxwell_links(P, kin, z, n, Wk[knot], cv0, sc)
+            else:
+                links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd,
+                         sc.flags, sc.Jd, sc.Jv, JACOBIAN[0], tj - t0)
             _bond_forces(f, z, Wk[knot], sc.cv)
-            archive_row(out, row, tj, ops, z[:n], z[n:], rate[n:], sc.cv, En, 0.0)
+            archive_row(out, row, tj, ops, z[:n], z[n:2 * n], rate[n:2 * n], sc.cv, En, 0.0)
             row += 1
         knot += 1
     # the end of the piece, in the other buffer
@@ -366,15 +424,18 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         w[r] = value
     x = 1 - cur
     finite = True
-    for r in range(2 * n):
+    for r in range(size):
         if not np.isfinite(z[r]):
             finite = False
     buf.X[x][:] = z[:n]
     if not finite or diverged(z[:n]):
         return DIVERGED, knot, row, e, t1
-    buf.V[x][:] = z[n:]
-    buf.A[x][:] = rate[n:]
+    buf.V[x][:] = z[n:2 * n]
+    buf.A[x][:] = rate[n:2 * n]
     buf.CV[x][:, :] = buf.CV[cur]
+    if sc.mx.size:
+        hold_dashpots(P, kin, buf.X[x], buf.V[x], w, buf.CV[x], sc.mx, z[2 * n:], buf.DB[x],
+                      buf.DD[x])
     _links(P, kin, buf, x, w, sc)
     buf.E[x][:] = En
     cv = buf.CV[x]
@@ -409,7 +470,7 @@ def run_pieces(table, slot, t0, stop, skip_start, times, Wk, archive, knot, out,
     t = t0
     pieces = 0
     while True:
-        f = form_at(table, slot, n, nb)
+        f = form_at(table, slot, n, nb, sc.z.size)
         status, knot, row, e, t1 = run_piece(f, t, stop - t, skip_start, times, Wk, archive,
                                              knot, out, row, P, kin, ops, buf, cur, sc,
                                              internal, mdiag, mfull, log, cascade)

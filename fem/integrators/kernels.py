@@ -18,8 +18,8 @@ import numpy as np
 
 from fem.linalg import csr_matvec_add
 from fem.laws.columns import ACT, ARCHIVED, BLK, G0, G1, MODE, NA, PDOT, SLIP
-from fem.links.law import (JACOBIAN, armed_by_rate, dense_normal, evaluate, mode_holds,
-                           normal_at, set_bond, step_dissipation, stored_energy)
+from fem.links.law import (JACOBIAN, armed_by_rate, dense_normal, evaluate, hold_internal,
+                           mode_holds, normal_at, set_bond, step_dissipation, stored_energy)
 
 #: energy accumulators: external work, structural damping, link dissipation
 EW, ES, EL = 0, 1, 2
@@ -467,15 +467,34 @@ def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac, h)
 
 
 @numba.njit(cache=True, nogil=True)
+def hold_dashpots(P, kin, x, v, w, cv, mx, e, d, dd):
+    """The value rows of the Maxwell contacts ``mx`` at the state (x, v, w) with their
+    dashpots' elongations e (``fem.links.law.hold_internal``), for a scheme that carries them
+    in its state: the laws evaluated from cv at h = 0 then give their exact forces."""
+    link_kinematics(kin, x, v, w, d, dd)
+    for i in range(mx.size):
+        c = mx[i]
+        hold_internal(P, c, 3 * int(P[c, BLK]), d, dd, cv, e[i])
+
+
+@numba.njit(cache=True, nogil=True)
 def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bonded, lam, cv,
-                   phi, d, dd, Jd, Jv, t0):
+                   phi, d, dd, Jd, Jv, t0, mx, Em, cvm):
     """Archive the instants ``times`` (k,) of the states X, V, A (k, n) under the loads W
     (k, nb) with the energy accumulators E (k, NE): the link values from the laws with the
     modes ``flags`` (cv0 the values where those modes began, at t0), and the bond forces lam
-    (k, len(bonded)) of the bonded rigid contacts ``bonded``. Returns the next row."""
+    (k, len(bonded)) of the bonded rigid contacts ``bonded``; the Maxwell contacts ``mx``
+    with their dashpots' elongations Em (k, len(mx)) (``hold_dashpots``, cvm a scratch value
+    array). Returns the next row."""
     for k in range(times.size):
-        links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv, JACOBIAN[0],
-                 times[k] - t0)
+        if mx.size:
+            cvm[:, :] = cv0
+            hold_dashpots(P, kin, X[k], V[k], W[k], cvm, mx, Em[k], d, dd)
+            links_at(P, kin, X[k], V[k], W[k], cvm, cv, phi, d, dd, flags, Jd, Jv,
+                     JACOBIAN[0], 0.0)
+        else:
+            links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv,
+                     JACOBIAN[0], times[k] - t0)
         for j in range(bonded.size):
             set_bond(P, bonded[j], cv, lam[k, j], True)
         archive_row(out, row, times[k], ops, X[k], V[k], A[k], cv, E[k], 0.0)

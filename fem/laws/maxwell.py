@@ -140,6 +140,17 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
                 Jv[b, q, s] -= k * dy_dv * nn
 
 
+@numba.njit(cache=True, nogil=True)
+def hold(P, c, o, d, dd, cv, e):
+    """Value row cv[c] of Maxwell contact c at link displacements d and rates dd (3 at o)
+    with the dashpot's elongation e: the law evaluated from it at h = 0 gives F = k (u - e)
+    to round-off (the spring takes no increment), for a scheme that carries e itself."""
+    u = P[c, DIR] * d[o] + P[c, DIR + 1] * d[o + 1] + P[c, DIR + 2] * d[o + 2]
+    cv[c, ELONGATION] = u
+    cv[c, RATE] = P[c, DIR] * dd[o] + P[c, DIR + 1] * dd[o + 1] + P[c, DIR + 2] * dd[o + 2]
+    cv[c, DASHPOT] = e
+
+
 def stiffness(row) -> float:
     """The spring's: the dashpot in series only softens it."""
     return float(row[STIFFNESS])

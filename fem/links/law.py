@@ -189,6 +189,15 @@ def internal(P, c, cv):
     return 0.0, 0.0, 0.0
 
 
+@numba.njit(cache=True, nogil=True)
+def hold_internal(P, c, o, d, dd, cv, value):
+    """The value row of evolving contact c at link displacements d and rates dd (3 at o) with
+    its internal variable at ``value``: the law evaluated from it at h = 0 gives its exact
+    force, for a scheme that carries the variable in its own state (the exact scheme)."""
+    if int(P[c, KIND]) == MAXWELL:
+        maxwell.hold(P, c, o, d, dd, cv, value)
+
+
 # ------------------------------------------------------------------ events on a dense output
 @numba.njit(cache=True, nogil=True)
 def dense_normal(P, c, closed):
