@@ -4,7 +4,8 @@ A first run of a scheme on a machine compiles its step loops (numba), which take
 than the run itself; the compiled code then comes from the disk cache (``fem.compiled``).
 ``fem warmup`` runs, for each scheme of the catalog on each basis, a few steps of small
 studies that take the loops real studies take: without links, with a plane shock (events
-located and at the steps), with Coulomb friction, with a rigid impact. The schemes are shared
+located and at the steps), with Coulomb friction, with a rigid impact, with a Maxwell
+element. The schemes are shared
 among ``jobs`` processes, which compile in parallel and write the one cache.
 
 The small studies are a one-node model with DX and DZ: a mass on a spring along X, pressed
@@ -24,9 +25,10 @@ import sys
 import time
 
 #: the link variants run for every scheme (a variant that a scheme does not offer is skipped)
-VARIANTS = ("linear", "shock", "friction", "impact")
+VARIANTS = ("linear", "shock", "friction", "impact", "maxwell")
 #: the catalog feature each variant needs
-NEEDS = {"shock": "shock.plane", "friction": "friction.coulomb", "impact": "impact"}
+NEEDS = {"shock": "shock.plane", "friction": "friction.coulomb", "impact": "impact",
+         "maxwell": "maxwell"}
 
 
 def study_for(basis: str, scheme: str, variant: str, events: str) -> dict:
@@ -42,6 +44,9 @@ def study_for(basis: str, scheme: str, variant: str, events: str) -> dict:
     elif variant == "impact":
         link = {"name": "wall", "kind": "impact", "nodes": ["P"], "component": "DX",
                 "gap": 0.005, "restitution": 0.5}
+    elif variant == "maxwell":
+        link = {"name": "dashpot", "kind": "maxwell", "nodes": ["P"], "direction": [1.0, 0.0, 0.0],
+                "stiffness": 1e3, "damping": 10.0}
     study = {
         "mesh": {"nodes": {"P": [0.0, 0.0, 0.0]}},
         "model": {"components": ["DX", "DZ"]},
@@ -105,7 +110,9 @@ def warm(key: tuple[str, str]) -> tuple[tuple[str, str], float, str]:
         need = NEEDS.get(variant)
         if need is not None and row.features.get(need) is not True:
             continue
-        modes = row.event_modes if variant != "linear" else (row.event_modes[0],)
+        # a law without events runs in one event mode
+        modes = row.event_modes if variant not in ("linear", "maxwell") \
+            else (row.event_modes[0],)
         for events in modes:
             if variant == "impact" and events != "locate":
                 continue

@@ -29,6 +29,8 @@ def test_the_small_studies_reach_their_links(basis, events):
         if variant == "friction":                            # and sliding
             assert series["sliding_velocity"].max() > 0.0
     assert analysis_of(basis, "newmark", "linear").links == ()
+    dashpot = analysis_of(basis, "newmark", "maxwell").link("dashpot")
+    assert abs(dashpot["force"]).max() > 0.0 and abs(dashpot["dashpot_elongation"]).max() > 0
 
 
 def test_every_scheme_runs_its_small_studies():

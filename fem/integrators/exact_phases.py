@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from fem.errors import NotAvailableError, SolverError
-from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT, MAXWELL,
+from fem.laws import maxwell
+from fem.links.traits import traits
+from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT,
                                MODE, MU, MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
 
 
@@ -66,7 +68,7 @@ class Phases:
         kin = scheme.kin
         self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
         #: the Maxwell contacts, whose dashpots' elongations close the state z
-        self.mx = np.flatnonzero(self.P[:, KIND] == MAXWELL).astype(np.int64) if len(
+        self.mx = np.flatnonzero(traits(self.P).evolving).astype(np.int64) if len(
             self.P) else np.zeros(0, np.int64)
         self.m = len(self.mx)
         self.N = 2 * n + self.m
@@ -161,7 +163,7 @@ class Phases:
             p_aff = affine(ell, pw, -P[c, GAP])
             pd_aff = affine(ell, pv, 0.0, on_v=True)
             imposed_rate = (np.zeros(N), np.concatenate([pv, [0.0]]))
-            if P[c, KIND] == MAXWELL:
+            if P[c, KIND] == maxwell.MAXWELL:
                 # F = k (u - e), u = ell . x + pw . w: the structure gets -F ell, the dashpot
                 # moves at F / c and dissipates F^2 / c, the imposed motion works F pv
                 i = int(np.searchsorted(self.mx, c))

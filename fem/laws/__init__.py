@@ -26,6 +26,7 @@ FEATURES: dict[str, Feature] = {f.name: f for row in LAWS for f in row.features}
 
 #: the law module of each contact kind code (column KIND of a parameter row)
 _BY_CODE = {code: m for m in _MODULES.values() for code in m.CODES}
+assert len(_BY_CODE) == sum(len(m.CODES) for m in _MODULES.values()), "a kind code is taken twice"
 
 #: by kind code, whether the law has event functions (read by the compiled dispatch, which
 #: then needs no branch of its own for a law without events)

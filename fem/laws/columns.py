@@ -3,7 +3,7 @@ the columns of the parameter array P (one row per contact) and of the value arra
 row per contact and state buffer). See ``fem.links.law`` for what they mean."""
 
 # kinds of contact law
-PLANE, CIRCLE, RIGID, MAXWELL = 0, 1, 2, 3
+PLANE, CIRCLE, RIGID = 0, 1, 2
 RELEASE_FORCE, RELEASE_GAP = 0, 1
 BOND_UNILATERAL, BOND_UNTIL_TENSION = 0, 1
 #: modes (values of ``flags`` and of the column MODE); FREE lets the law choose

@@ -32,10 +32,12 @@ import numba
 import numpy as np
 
 from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD,
-                              FTM, G0, G1, KIND, KN, LAM, MAXWELL, MODE, NP, NRM, PDOT, PEN, SDIR,
-                              SLIPW, STICK, VSL)
+                              FTM, G0, G1, KIND, KN, LAM, MODE, NP, NRM, PDOT, PEN, SDIR, SLIPW,
+                              STICK, VSL)
 from fem.laws.contract import Feature, Law, Series
 
+#: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
+MAXWELL = 3
 #: parameter columns: the unit direction n (DIR, 3), the spring's stiffness k (KN) and the
 #: dashpot's damping c (CN)
 STIFFNESS, DAMPING = KN, CN

@@ -45,9 +45,10 @@ import numba
 import numpy as np
 
 from fem.laws import EVENTFUL, friction, impact, maxwell, shock
+from fem.laws.maxwell import MAXWELL
 
 from fem.laws.columns import (ACT, ANC, BLK, BONDED, CIRCLE, CMP, CN, DIR, ENN, ENT, FDN, FN,
-                              FREE, FT, FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MAXWELL, MODE, MU,
+                              FREE, FT, FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MODE, MU,
                               NG, NP, NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
                               SDIR, SLIP, SLIPW, STICK, VSL)
 
