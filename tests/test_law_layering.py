@@ -1,10 +1,6 @@
 """No scheme, locator, driver or catalog module knows a law: they read the laws' traits, call
 the one compiled dispatch (``fem.links.law``) or the law modules' handlers through the registry
 (``fem.laws``), and never name a law, a law module, a kind code or a law's own column.
-
-The modules below ``STILL_NAMING`` have not been moved onto the law contract yet: the test
-fails when one of them no longer names a law (take it off the list) and when any other
-module starts to.
 """
 
 from __future__ import annotations
@@ -29,13 +25,6 @@ SCANNED = sorted([*(ROOT / "integrators").glob("*.py"), *(ROOT / "exact").glob("
 GENERIC = {"BLK", "KIND", "DIR", "PEN", "PDOT", "MODE", "ACT", "G0", "G1", "NG", "NP", "NV",
            "NA", "ARCHIVED", "ENN", "ENT", "SLIPW", "FREE", "OPEN", "STICK", "SLIP", "BONDED"}
 LAW_NAMES = {"shock", "impact", "maxwell", "friction", "stick_slip"}
-
-#: modules not yet on the contract: the exact scheme's phases (each law's linear system
-#: between events)
-STILL_NAMING = {
-    "integrators/exact.py", "integrators/exact_phases.py", "integrators/exact_pieces.py",
-}
-
 
 def law_columns() -> set[str]:
     names = {n for n in vars(columns) if n.isupper() and not n.startswith("_")}
@@ -74,10 +63,7 @@ def test_no_scheme_locator_driver_or_catalog_module_names_a_law():
         found = named(path)
         if found:
             naming[path.relative_to(ROOT).as_posix()] = found
-    new = {k: v for k, v in naming.items() if k not in STILL_NAMING}
-    assert not new, f"modules that name a law or a law's column: {new}"
-    cleaned = STILL_NAMING - set(naming)
-    assert not cleaned, f"no longer name a law: take them off STILL_NAMING: {cleaned}"
+    assert not naming, f"modules that name a law or a law's column: {naming}"
 
 
 def test_the_scan_sees_a_law_column():

@@ -63,7 +63,8 @@ from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, a
                                           run_pieces)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged, hold_dashpots
 from fem.linalg import as_csr
-from fem.laws.columns import CMP, FN, G0, LAM, MODE, NV, OPEN
+from fem.laws.columns import G0, MODE, NV, OPEN
+from fem.links.law import internal, set_bond
 from fem.study.specs import step_limit
 
 SMOOTH_DEGREE = 8
@@ -149,7 +150,9 @@ class ExactScheme(Scheme):
         c = self.cur
         if not len(self.mx):
             return np.concatenate([self.buf.X[c], self.buf.V[c]])
-        return np.concatenate([self.buf.X[c], self.buf.V[c], self.buf.CV[c][self.mx, LAM]])
+        cv = self.buf.CV[c]
+        return np.concatenate([self.buf.X[c], self.buf.V[c],
+                               [internal(self.P, int(m), cv)[0] for m in self.mx]])
 
     def _write(self, which, z, a, t, w=None):
         """State z (N,) and acceleration a at time t into buffer ``which``; its link values
@@ -428,9 +431,7 @@ class ExactScheme(Scheme):
         lam = lam_z @ z + lam_u @ u
         cv = self.buf.CV[which]
         for c, value in zip(contacts, lam):
-            cv[c, LAM] = cv[c, FN] = cv[c, G0] = value
-            if value > 0:
-                cv[c, CMP] = 1.0
+            set_bond(self.P, int(c), cv, float(value), True)
 
     def _archive_rows(self, out, row, times, Z, R, ph, Erows):
         from fem.integrators.kernels import archive_states

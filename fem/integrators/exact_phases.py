@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fem import laws
 from fem.errors import NotAvailableError, SolverError
-from fem.laws import maxwell
+from fem.laws.columns import BLK, KIND, MODE
 from fem.links.traits import traits
-from fem.laws.columns import (ANC, BLK, BONDED, CN, CT, DIR, FDIR, GAP, KIND, KN, KT,
-                               MODE, MU, MUS, OPEN, REL, RELEASE_GAP, RIGID, SDIR, SLIP, STICK)
 
 
 class Phase:
@@ -40,6 +39,65 @@ class Phase:
         self.form = None
         #: the phase was tested by ``ExactScheme._resolvable``
         self.resolved = False
+
+
+class Terms:
+    """The terms of a phase that the laws add contact by contact (``exact_phase`` of each law
+    module): on z = (x, x', e) of size N and u = (w, 1) of size nu,
+
+    * K, C (n, n) stiffness and damping, F (n, nu) forcing, Cl (n, n) the links' dampers,
+      G (n, m) the forces of the Maxwell dashpots' elongations on the structure, and
+      rates_z, rates_u (m, N), (m, nu) their rate equations, stretch (m, N) and weights (m,)
+      their springs' stretches and loss weights k^2 / c;
+    * rz, ru, meaning: the event functions (rows on z and u) and their (contact, function);
+    * diss, support: the dissipation and the work of the imposed motion as (coefficient,
+      (a_z, a_u), (b_z, b_u)) products; bonded: the bonded rigid contacts (contact, row on x,
+      imposed acceleration row, imposed rate form); friction: whether a friction phase holds.
+    """
+
+    def __init__(self, phases):
+        self.phases = phases
+        n, nb, nu, N, m = phases.n, phases.nb, phases.nu, phases.N, phases.m
+        self.n, self.nb, self.nu, self.N = n, nb, nu, N
+        self.K, self.C = phases.K.copy(), phases.C.copy()
+        self.F = np.zeros((n, nu))
+        self.F[:, :nb] = phases.B
+        self.Cl = np.zeros((n, n))
+        self.G = np.zeros((n, m))
+        self.rates_z, self.rates_u = np.zeros((m, N)), np.zeros((m, nu))
+        self.stretch, self.weights = np.zeros((m, N)), np.zeros(m)
+        self.diss, self.support = [], []
+        self.rz, self.ru, self.meaning = [], [], []
+        self.bonded = []
+        self.friction = False
+
+    def rows(self, c, vector):
+        """(row on x (n,), imposed parts on w (nb,) of displacement, rate, acceleration) of
+        the projection of contact c's link kinematics on ``vector``."""
+        return self.phases._rows(c, vector)
+
+    def affine(self, row_x, row_w, const, on_v=False):
+        """(a_z (N,), a_u (nu,)): row_x on x (or on x' with ``on_v``), row_w on w, const."""
+        n, nb = self.n, self.nb
+        az = np.zeros(self.N)
+        if on_v:
+            az[n:2 * n] = row_x
+        else:
+            az[:n] = row_x
+        au = np.zeros(self.nu)
+        au[:nb] = row_w
+        au[nb] = const
+        return az, au
+
+    def internal(self, c) -> int:
+        """The index of evolving contact c among the internal variables (z[2 n + i])."""
+        return int(np.searchsorted(self.phases.mx, c))
+
+    def event(self, c, g, az, au):
+        """Event function g of contact c: az . z + au . u."""
+        self.rz.append(az)
+        self.ru.append(au)
+        self.meaning.append((c, g))
 
 
 class Phases:
@@ -74,8 +132,7 @@ class Phases:
         self.N = 2 * n + self.m
         self.cache: dict = {}
         #: without friction the phase is that of the modes alone: found by their bytes
-        self.by_modes = not np.any((self.P[:, KIND] != RIGID) & (self.P[:, MU] > 0)) \
-            if len(self.P) else True
+        self.by_modes = not traits(self.P).any("friction") if len(self.P) else True
         self._fast: dict = {}
 
     # ------------------------------------------------------------------ contact rows
@@ -88,20 +145,11 @@ class Phases:
                 vector @ self.La[sl])
 
     def key(self, cv) -> tuple:
-        """The phase of the contact values cv: modes, and the sliding signs and anchors that
-        enter the equations."""
-        out = []
-        for c in range(self.P.shape[0]):
-            mode = int(cv[c, MODE])
-            if self.P[c, KIND] != RIGID and mode == SLIP:
-                t = self.P[c, FDIR:FDIR + 3]
-                out.append((mode, 1 if cv[c, SDIR:SDIR + 3] @ t >= 0 else -1))
-            elif self.P[c, KIND] != RIGID and mode == STICK and self.P[c, MU] > 0:
-                t = self.P[c, FDIR:FDIR + 3]
-                out.append((mode, float(cv[c, ANC:ANC + 3] @ t)))
-            else:
-                out.append((mode,))
-        return tuple(out)
+        """The phase of the contact values cv: each contact's mode, with what else of its
+        state enters the equations (a sliding sign, a sticking anchor: ``phase_key`` of its
+        law)."""
+        return tuple(laws.of_code(self.P[c, KIND]).phase_key(self.P, c, cv)
+                     for c in range(self.P.shape[0]))
 
     def get(self, cv) -> Phase:
         if self.by_modes:
@@ -127,123 +175,15 @@ class Phases:
     def _build(self, key) -> Phase:
         n, nb, nu, N = self.n, self.nb, self.nu, self.N
         P = self.P
-        K, C = self.K.copy(), self.C.copy()
-        F = np.zeros((n, nu))
-        F[:, :nb] = self.B
-        Cl = np.zeros((n, n))
-        # the Maxwell contacts: the force k e of each dashpot on the structure (G), its rate
-        # equation e' = (k / c) (u - e) on (z, u), the stretches u - e on z
-        G = np.zeros((n, self.m))
-        rates_z, rates_u = np.zeros((self.m, N)), np.zeros((self.m, nu))
-        stretch, weights = np.zeros((self.m, N)), np.zeros(self.m)
-        # dissipation of the links on y = (z, u): (coef, (a_z, a_u), (b_z, b_u)) products
-        diss = []
-        # work of the imposed motion of the links' dofs: force times the imposed part of the
-        # rate it acts on (the structure gets the rest)
-        support = []
-        friction = False
-        rz, ru, meaning = [], [], []
-        bonded = []
-
-        def affine(row_x, row_w, const, on_v=False):
-            az = np.zeros(N)
-            if on_v:
-                az[n:2 * n] = row_x
-            else:
-                az[:n] = row_x
-            au = np.zeros(nu)
-            au[:nb] = row_w
-            au[nb] = const
-            return az, au
-
+        t = Terms(self)
         for c, mode in enumerate(key):
-            m = mode[0]
-            nvec = P[c, DIR:DIR + 3]
-            ell, pw, pv, pa = self._rows(c, nvec)
-            p_aff = affine(ell, pw, -P[c, GAP])
-            pd_aff = affine(ell, pv, 0.0, on_v=True)
-            imposed_rate = (np.zeros(N), np.concatenate([pv, [0.0]]))
-            if P[c, KIND] == maxwell.MAXWELL:
-                # F = k (u - e), u = ell . x + pw . w: the structure gets -F ell, the dashpot
-                # moves at F / c and dissipates F^2 / c, the imposed motion works F pv
-                i = int(np.searchsorted(self.mx, c))
-                k, cd = P[c, KN], P[c, CN]
-                y_aff = affine(ell, pw, 0.0)
-                y_aff[0][2 * n + i] = -1.0
-                K += k * np.outer(ell, ell)
-                G[:, i] = k * ell
-                F[:, :nb] -= k * np.outer(ell, pw)
-                rates_z[i], rates_u[i] = (k / cd) * y_aff[0], (k / cd) * y_aff[1]
-                stretch[i], weights[i] = y_aff[0], k * k / cd
-                diss.append((k * k / cd, y_aff, y_aff))
-                support.append((k, y_aff, imposed_rate))
-                continue
-            if P[c, KIND] == RIGID:
-                if m == BONDED:
-                    bonded.append((c, ell, pa, imposed_rate))
-                else:
-                    rz.append(-p_aff[0])
-                    ru.append(-p_aff[1])
-                    meaning.append((c, 0))
-                continue
-            k, cc = P[c, KN], P[c, CN]
-            force_rule = P[c, REL] != RELEASE_GAP and cc > 0
-            fn_aff = (k * p_aff[0] + cc * pd_aff[0], k * p_aff[1] + cc * pd_aff[1])
-            sign = 1.0 if m != OPEN else -1.0
-            rz.append(sign * p_aff[0])
-            ru.append(sign * p_aff[1])
-            meaning.append((c, 0))
-            if force_rule:
-                rz.append(sign * fn_aff[0] / k)
-                ru.append(sign * fn_aff[1] / k)
-                meaning.append((c, 0))
-            if m == OPEN:
-                continue
-            K += k * np.outer(ell, ell)
-            C += cc * np.outer(ell, ell)
-            Cl += cc * np.outer(ell, ell)
-            F[:, :nb] -= np.outer(ell, k * pw + cc * pv)
-            F[:, nb] += k * P[c, GAP] * ell
-            diss.append((cc, pd_aff, pd_aff))
-            support.append((1.0, fn_aff, imposed_rate))
-            if P[c, MU] <= 0:
-                continue
-            friction = True
-            tvec = P[c, FDIR:FDIR + 3]
-            lt, tw, tv, ta = self._rows(c, tvec)
-            kt, ct = P[c, KT], P[c, CT]
-            if m == STICK:
-                anc = mode[1]
-                K += kt * np.outer(lt, lt)
-                C += ct * np.outer(lt, lt)
-                Cl += ct * np.outer(lt, lt)
-                F[:, :nb] -= np.outer(lt, kt * tw + ct * tv)
-                F[:, nb] += kt * anc * lt
-                ft = (kt * affine(lt, tw, 0.0)[0] + ct * affine(lt, tv, 0.0, on_v=True)[0],
-                      np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
-                mus = P[c, MUS]
-                rz.append(mus * fn_aff[0] - ft[0])
-                ru.append(mus * fn_aff[1] - ft[1])
-                meaning.append((c, 1))
-                rz.append(mus * fn_aff[0] + ft[0])
-                ru.append(mus * fn_aff[1] + ft[1])
-                meaning.append((c, 1))
-                tv_aff = affine(lt, tv, 0.0, on_v=True)
-                diss.append((ct, tv_aff, tv_aff))
-                support.append((1.0, ft, (np.zeros(N), np.concatenate([tv, [0.0]]))))
-            else:
-                s = float(mode[1])
-                mu = P[c, MU]
-                K += mu * s * k * np.outer(lt, ell)
-                C += mu * s * cc * np.outer(lt, ell)
-                F[:, :nb] -= mu * s * np.outer(lt, k * pw + cc * pv)
-                F[:, nb] += mu * s * k * P[c, GAP] * lt
-                tv_aff = affine(lt, tv, 0.0, on_v=True)
-                rz.append(s * tv_aff[0])
-                ru.append(s * tv_aff[1])
-                meaning.append((c, 1))
-                diss.append((mu * s, fn_aff, tv_aff))
-                support.append((mu * s, fn_aff, (np.zeros(N), np.concatenate([tv, [0.0]]))))
+            # each law adds its contact's terms in its mode (``exact_phase`` of its module)
+            laws.of_code(P[c, KIND]).exact_phase(P, c, mode, t)
+        K, C, F, Cl, G = t.K, t.C, t.F, t.Cl, t.G
+        rates_z, rates_u, stretch, weights = t.rates_z, t.rates_u, t.stretch, t.weights
+        diss, support, rz, ru, meaning, bonded = (t.diss, t.support, t.rz, t.ru, t.meaning,
+                                                  t.bonded)
+        friction = t.friction
         ph = Phase()
         Minv = self.Minv
         Pm = Minv

@@ -34,10 +34,10 @@ from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_su
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
                                      applied_force, archive_row, diverged, hold_dashpots,
-                                     links_at, quadratic)
-from fem.laws.columns import (ACT, ANC, BLK, CMP, ENN, ENT, FN, G0, LAM, MODE, OPEN, PDOT,
-                               STICK)
-from fem.links.law import JACOBIAN
+                                     links_at, log_event, quadratic)
+from fem.laws.columns import BLK, G0, MODE, PDOT
+from fem.links.law import JACOBIAN, set_bond, stored_energy, switch_normal
+from fem.links.law import internal as internal_variable
 
 #: statuses of ``run_pieces`` besides DONE (the end of the stretch), EVENT (an event for the
 #: driver) and DIVERGED: events were taken and the event log or the step limit asks the
@@ -314,7 +314,7 @@ def _at(f, W, terms, s, E0, z, rate, En, enu, emw):
 
 
 @numba.njit(cache=True, nogil=True)
-def _bond_forces(f, z, w, cv):
+def _bond_forces(P, f, z, w, cv):
     """The bond forces of the bonded rigid contacts at (z, w) into cv."""
     nb = w.size
     for i in range(f.bonded.size):
@@ -324,11 +324,7 @@ def _bond_forces(f, z, w, cv):
             value += f.lam_z[i, r] * z[r]
         for r in range(nb):
             value += f.lam_u[i, r] * w[r]
-        cv[c, LAM] = value
-        cv[c, FN] = value
-        cv[c, G0] = value
-        if value > 0.0:
-            cv[c, CMP] = 1.0
+        set_bond(P, c, cv, value, True)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -369,7 +365,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
     z0[:n] = buf.X[cur]
     z0[n:2 * n] = buf.V[cur]
     for i in range(sc.mx.size):
-        z0[2 * n + i] = buf.CV[cur][sc.mx[i], LAM]
+        z0[2 * n + i] = internal_variable(P, sc.mx[i], buf.CV[cur])[0]
     shift = t0 - f.origin
     W = piece_weights(f.V, f.Vinv, f.P, f.mu, shift, z0)
     nu = f.nu
@@ -409,7 +405,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
             else:
                 links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd,
                          sc.flags, sc.Jd, sc.Jv, JACOBIAN[0], tj - t0)
-            _bond_forces(f, z, Wk[knot], sc.cv)
+            _bond_forces(P, f, z, Wk[knot], sc.cv)
             archive_row(out, row, tj, ops, z[:n], z[n:2 * n], rate[n:2 * n], sc.cv, En, 0.0)
             row += 1
         knot += 1
@@ -439,7 +435,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
     _links(P, kin, buf, x, w, sc)
     buf.E[x][:] = En
     cv = buf.CV[x]
-    _bond_forces(f, z, w, cv)
+    _bond_forces(P, f, z, w, cv)
     if e < 0:
         return DONE, knot, row, e, t1
     c = f.contact[e]
@@ -501,42 +497,11 @@ def run_pieces(table, slot, t0, stop, skip_start, times, Wk, archive, knot, out,
 
 
 @numba.njit(cache=True, nogil=True)
-def _stored(cv):
-    a = 0.0
-    b = 0.0
-    for c in range(cv.shape[0]):
-        a += cv[c, ENN]
-        b += cv[c, ENT]
-    return a + b
-
-
-@numba.njit(cache=True, nogil=True)
-def _log(log, t, c, kind, speed):
-    k = log.count[0]
-    if k < log.time.size:
-        log.time[k] = t
-        log.contact[k] = c
-        log.kind[k] = kind
-        log.speed[k] = speed
-        log.count[0] = k + 1
-
-
-@numba.njit(cache=True, nogil=True)
 def _switch(P, c, cv, d, t, log):
-    """``fem.links.law.affect`` for the normal function of shock contact c: it opens, or
-    closes with its anchor at d; logged."""
-    if cv[c, ACT] > 0.5:
-        cv[c, MODE] = OPEN
-        cv[c, ACT] = 0.0
-        kind = EV_SEPARATION
-    else:
-        o = 3 * int(P[c, BLK])
-        cv[c, MODE] = STICK
-        cv[c, ACT] = 1.0
-        for q in range(3):
-            cv[c, ANC + q] = d[o + q]
-        kind = EV_IMPACT
-    _log(log, t, c, kind, cv[c, PDOT])
+    """The event of the normal function of shock contact c (``fem.links.law.switch_normal``),
+    logged."""
+    kind = EV_IMPACT if switch_normal(P, c, cv, d) else EV_SEPARATION
+    log_event(log.time, log.contact, log.kind, log.speed, log.count, t, c, kind, cv[c, PDOT])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -547,7 +512,7 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
     Returns HANDLED, or CASCADE when the modes keep changing (more than ``cascade``
     changes)."""
     cv = buf.CV[cur]
-    stored = _stored(cv)
+    stored = stored_energy(cv)
     _switch(P, c, cv, buf.DB[cur], t, log)
     changes = 0
     while True:
@@ -583,7 +548,7 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
                 s += mfull[r, q] * sc.f[q]
             a[r] = s
     # the energy the links' springs lose (or gain) at the change is dissipated (given back)
-    change = stored - _stored(cv)
+    change = stored - stored_energy(cv)
     total = abs(0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)) + abs(
         0.5 * quadratic(ops.Kd, ops.Ki, ops.Kp, x, x)) + max(stored, 0.0)
     if abs(change) > 1e-13 * total:

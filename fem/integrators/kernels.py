@@ -427,13 +427,20 @@ def record_changes_of(P, cv0, cv1, t, ev_time, ev_contact, ev_kind, ev_speed, ev
             kind = EV_SLIP
         else:
             kind = EV_STICK
-        e = ev_count[0]
-        if e < ev_time.size:
-            ev_time[e] = t
-            ev_contact[e] = c
-            ev_kind[e] = kind
-            ev_speed[e] = cv1[c, PDOT]
-            ev_count[0] = e + 1
+        log_event(ev_time, ev_contact, ev_kind, ev_speed, ev_count, t, c, kind, cv1[c, PDOT])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def log_event(ev_time, ev_contact, ev_kind, ev_speed, ev_count, t, c, kind, speed):
+    """One entry of the event log (events = "step", and the exact pieces' own events); a
+    full log takes no more (the loops stop before it fills)."""
+    e = ev_count[0]
+    if e < ev_time.size:
+        ev_time[e] = t
+        ev_contact[e] = c
+        ev_kind[e] = kind
+        ev_speed[e] = speed
+        ev_count[0] = e + 1
 
 
 @numba.njit(cache=True, nogil=True)

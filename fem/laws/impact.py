@@ -317,3 +317,21 @@ class ZenoGuard:
         height = e * e * abs(rate) * interval / 4.0
         return (interval < self.threshold(t)
                 or height < self.HEIGHT_ROUNDOFFS * np.finfo(float).eps * scale)
+
+
+# ------------------------------------------------------------------ between events, exactly
+def phase_key(P, c: int, cv) -> tuple:
+    return (int(cv[c, MODE]),)
+
+
+def exact_phase(P, c: int, mode: tuple, t) -> None:
+    """The terms of rigid contact c in its phase for the exact scheme (``fem.integrators.
+    exact_phases.Terms``): bonded, a constraint whose force the phase solves; free, its gap
+    as event function."""
+    N = t.N
+    ell, pw, pv, pa = t.rows(c, P[c, DIR:DIR + 3])
+    if mode[0] == BONDED:
+        t.bonded.append((c, ell, pa, (np.zeros(N), np.concatenate([pv, [0.0]]))))
+        return
+    p_aff = t.affine(ell, pw, -P[c, GAP])
+    t.event(c, 0, -p_aff[0], -p_aff[1])

@@ -209,3 +209,29 @@ def attrs(p: dict, contact_rows) -> dict:
 def series(v, p: dict) -> dict:
     return {"force": v[:, 0, A_FN], "elongation": v[:, 0, A_PEN],
             "dashpot_elongation": v[:, 0, A_LAM]}
+
+
+# ------------------------------------------------------------------ between events, exactly
+def phase_key(P, c: int, cv) -> tuple:
+    return (int(cv[c, MODE]),)
+
+
+def exact_phase(P, c: int, mode: tuple, t) -> None:
+    """The terms of Maxwell contact c for the exact scheme (``fem.integrators.exact_phases.
+    Terms``), its dashpot's elongation e the internal variable i of the state: F = k (u - e),
+    u = ell . x + pw . w; the structure gets -F ell, the dashpot moves at F / c and
+    dissipates F^2 / c, the imposed motion works F pv."""
+    n, nb, N = t.n, t.nb, t.N
+    ell, pw, pv, pa = t.rows(c, P[c, DIR:DIR + 3])
+    imposed_rate = (np.zeros(N), np.concatenate([pv, [0.0]]))
+    i = t.internal(c)
+    k, cd = P[c, STIFFNESS], P[c, DAMPING]
+    y_aff = t.affine(ell, pw, 0.0)
+    y_aff[0][2 * n + i] = -1.0
+    t.K += k * np.outer(ell, ell)
+    t.G[:, i] = k * ell
+    t.F[:, :nb] -= k * np.outer(ell, pw)
+    t.rates_z[i], t.rates_u[i] = (k / cd) * y_aff[0], (k / cd) * y_aff[1]
+    t.stretch[i], t.weights[i] = y_aff[0], k * k / cd
+    t.diss.append((k * k / cd, y_aff, y_aff))
+    t.support.append((k, y_aff, imposed_rate))

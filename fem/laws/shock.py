@@ -282,20 +282,31 @@ def series(v, p: dict) -> dict:
 
 
 # ------------------------------------------------------------------ at instants
+@numba.njit(cache=True, nogil=True)
+def switch_normal(P, c, cv, d):
+    """The event of contact c's normal function, in place in its value row at link
+    displacements d: a closed contact opens; an open one closes, sticking, its tangential
+    spring's anchor at d. Returns whether it closed."""
+    if cv[c, ACT] > 0.5:
+        cv[c, MODE] = OPEN
+        cv[c, ACT] = 0.0
+        return False
+    o = 3 * int(P[c, BLK])
+    cv[c, MODE] = STICK
+    cv[c, ACT] = 1.0
+    for q in range(3):
+        cv[c, ANC + q] = d[o + q]
+    return True
+
+
 def affect(P, c: int, g: int, cv, d) -> str:
     """Change the mode of shock contact c at an event of its function g (0 normal, 1
     friction), in place in the value row ``cv`` at link displacements d. Returns the event
     kind: "impact" (contact closes), "separation", "slip" or "stick" (friction)."""
     o = 3 * int(P[c, BLK])
     if g == 0:
-        if cv[c, ACT] > 0.5:
-            cv[c, MODE] = OPEN
-            cv[c, ACT] = 0.0
-            return "separation"
-        cv[c, MODE] = STICK
-        cv[c, ACT] = 1.0
-        cv[c, ANC:ANC + 3] = d[o:o + 3]
-        return "impact"
+        return "impact" if switch_normal(P, c, cv, np.ascontiguousarray(d, float)) \
+            else "separation"
     if int(cv[c, MODE]) == STICK:
         ft = cv[c, FT:FT + 3]
         size = float(np.linalg.norm(ft))
@@ -425,3 +436,81 @@ def start_at_rest(scheme, contacts, records: list) -> None:
 
 def start_settled(scheme, contacts, records: list) -> None:
     return None
+
+
+# ------------------------------------------------------------------ between events, exactly
+def phase_key(P, c: int, cv) -> tuple:
+    """What of contact c's state enters its linear equations between events: its mode, with
+    the sliding sign or the sticking anchor along the friction direction."""
+    mode = int(cv[c, MODE])
+    if mode == SLIP:
+        t = P[c, FDIR:FDIR + 3]
+        return (mode, 1 if cv[c, SDIR:SDIR + 3] @ t >= 0 else -1)
+    if mode == STICK and P[c, MU] > 0:
+        t = P[c, FDIR:FDIR + 3]
+        return (mode, float(cv[c, ANC:ANC + 3] @ t))
+    return (mode,)
+
+
+def exact_phase(P, c: int, mode: tuple, t) -> None:
+    """The terms of contact c in its phase ``mode`` (``phase_key``) for the exact scheme
+    (``fem.integrators.exact_phases.Terms``): a closed plane contact adds its spring and
+    damper, unidirectional friction its sticking spring and damper or its sliding force
+    mu F_n; the event functions are the contact function (+-p, and p + c p' / k with the
+    force release rule) and, in friction, the static bounds or the sliding rate."""
+    N = t.N
+    m = mode[0]
+    nvec = P[c, DIR:DIR + 3]
+    ell, pw, pv, pa = t.rows(c, nvec)
+    p_aff = t.affine(ell, pw, -P[c, GAP])
+    pd_aff = t.affine(ell, pv, 0.0, on_v=True)
+    imposed_rate = (np.zeros(N), np.concatenate([pv, [0.0]]))
+    k, cc = P[c, KN], P[c, CN]
+    force_rule = P[c, REL] != RELEASE_GAP and cc > 0
+    fn_aff = (k * p_aff[0] + cc * pd_aff[0], k * p_aff[1] + cc * pd_aff[1])
+    sign = 1.0 if m != OPEN else -1.0
+    t.event(c, 0, sign * p_aff[0], sign * p_aff[1])
+    if force_rule:
+        t.event(c, 0, sign * fn_aff[0] / k, sign * fn_aff[1] / k)
+    if m == OPEN:
+        return
+    nb = t.nb
+    t.K += k * np.outer(ell, ell)
+    t.C += cc * np.outer(ell, ell)
+    t.Cl += cc * np.outer(ell, ell)
+    t.F[:, :nb] -= np.outer(ell, k * pw + cc * pv)
+    t.F[:, nb] += k * P[c, GAP] * ell
+    t.diss.append((cc, pd_aff, pd_aff))
+    t.support.append((1.0, fn_aff, imposed_rate))
+    if P[c, MU] <= 0:
+        return
+    t.friction = True
+    tvec = P[c, FDIR:FDIR + 3]
+    lt, tw, tv, ta = t.rows(c, tvec)
+    kt, ct = P[c, KT], P[c, CT]
+    if m == STICK:
+        anc = mode[1]
+        t.K += kt * np.outer(lt, lt)
+        t.C += ct * np.outer(lt, lt)
+        t.Cl += ct * np.outer(lt, lt)
+        t.F[:, :nb] -= np.outer(lt, kt * tw + ct * tv)
+        t.F[:, nb] += kt * anc * lt
+        ft = (kt * t.affine(lt, tw, 0.0)[0] + ct * t.affine(lt, tv, 0.0, on_v=True)[0],
+              np.concatenate([kt * tw + ct * tv, [-kt * anc]]))
+        mus = P[c, MUS]
+        t.event(c, 1, mus * fn_aff[0] - ft[0], mus * fn_aff[1] - ft[1])
+        t.event(c, 1, mus * fn_aff[0] + ft[0], mus * fn_aff[1] + ft[1])
+        tv_aff = t.affine(lt, tv, 0.0, on_v=True)
+        t.diss.append((ct, tv_aff, tv_aff))
+        t.support.append((1.0, ft, (np.zeros(N), np.concatenate([tv, [0.0]]))))
+        return
+    s = float(mode[1])
+    mu = P[c, MU]
+    t.K += mu * s * k * np.outer(lt, ell)
+    t.C += mu * s * cc * np.outer(lt, ell)
+    t.F[:, :nb] -= mu * s * np.outer(lt, k * pw + cc * pv)
+    t.F[:, nb] += mu * s * k * P[c, GAP] * lt
+    tv_aff = t.affine(lt, tv, 0.0, on_v=True)
+    t.event(c, 1, s * tv_aff[0], s * tv_aff[1])
+    t.diss.append((mu * s, fn_aff, tv_aff))
+    t.support.append((mu * s, fn_aff, (np.zeros(N), np.concatenate([tv, [0.0]]))))

@@ -155,6 +155,14 @@ def elastic_plane(P, c):
     return P[c, GAP], P[c, KN]
 
 
+# ------------------------------------------------------------------ at an event
+@numba.njit(cache=True, nogil=True)
+def switch_normal(P, c, cv, d):
+    """The event of shock contact c's normal function (``fem.laws.shock.switch_normal``):
+    it opens, or closes; returns whether it closed."""
+    return shock.switch_normal(P, c, cv, d)
+
+
 # ------------------------------------------------------------------ bonds (constraints)
 @numba.njit(cache=True, nogil=True)
 def bonded(P, c, cv):
