@@ -18,7 +18,7 @@ to K, the force k e ell and -k ell (pw . w) to the loads, and its rate equation
 e' = (k / c) (ell . x + pw . w - e). Between pieces the dashpots' elongations live in the
 value rows of the state buffers (column LAM of the Maxwell contacts, with the elongation and
 its rate that make the law, evaluated there at h = 0, give F = k (u - e) exactly:
-``kernels.hold_dashpots``).
+``kernels.hold_internals``).
 
 Two propagators (``fem.exact``):
 
@@ -61,7 +61,7 @@ from fem.integrators.exact_phases import Phases
 from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, add_form,
                                           build_form, empty_table, load_terms, make_scratch,
                                           run_pieces)
-from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged, hold_dashpots
+from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged, hold_internals
 from fem.linalg import as_csr
 from fem.laws.columns import G0, MODE, NV, OPEN
 from fem.links.law import internal, set_bond
@@ -114,7 +114,8 @@ class ExactScheme(Scheme):
         self._segment = None
         self._archive_scratch = None
         nc = self.P.shape[0]
-        #: the Maxwell contacts, whose dashpots' elongations end the state z
+        #: the evolving contacts (``fem.links.traits``), whose internal variables end the
+        #: state z
         self.mx = self.phases.mx
         self._scratch = make_scratch(self.n, self.phases.nb, nc, NV, self.L.shape[0],
                                      self.mx)
@@ -156,7 +157,7 @@ class ExactScheme(Scheme):
 
     def _write(self, which, z, a, t, w=None):
         """State z (N,) and acceleration a at time t into buffer ``which``; its link values
-        with the current modes (the Maxwell contacts at the dashpots' elongations of z).
+        with the current modes (the evolving contacts at the internal variables of z).
         ``w``: the load columns at t when the caller has them."""
         n = self.n
         b = self.buf
@@ -167,7 +168,7 @@ class ExactScheme(Scheme):
         if w is None:
             w = self.dyn.load_values(np.array([t]))[0]
         if len(self.mx):
-            self.call(hold_dashpots)(self.P, self.kin, b.X[which], b.V[which],
+            self.call(hold_internals)(self.P, self.kin, b.X[which], b.V[which],
                                      np.ascontiguousarray(w, float), b.CV[which], self.mx,
                                      np.ascontiguousarray(z[2 * n:], float), b.DB[which],
                                      b.DD[which])
@@ -454,14 +455,14 @@ class ExactScheme(Scheme):
             m3 = self.L.shape[0]
             self._archive_scratch = (np.empty_like(cv0), np.zeros(m3), np.zeros(m3),
                                      np.zeros(m3), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
-            self._maxwell_scratch = np.empty_like(cv0) if len(self.mx) else np.zeros(
+            self._evolving_scratch = np.empty_like(cv0) if len(self.mx) else np.zeros(
                 (0, cv0.shape[1]))
         return self.call(archive_states)(out, row, times, np.ascontiguousarray(Z[:, :n]),
                               np.ascontiguousarray(Z[:, n:2 * n]), A, W,
                               np.ascontiguousarray(Erows, float), self.P, self.kin, self.ops,
                               cv0, cv0[:, MODE].astype(float), bonded, lam,
                               *self._archive_scratch, float(self.t), self.mx,
-                              np.ascontiguousarray(Z[:, 2 * n:]), self._maxwell_scratch)
+                              np.ascontiguousarray(Z[:, 2 * n:]), self._evolving_scratch)
 
     def trial(self, t_end):
         """The landed state of the event the scheme found (the only trial it offers)."""

@@ -125,7 +125,8 @@ class Phases:
         L = scheme.L.toarray()
         kin = scheme.kin
         self.L, self.Lw, self.Lv, self.La = L, kin.Lw, kin.Lv, kin.La
-        #: the Maxwell contacts, whose dashpots' elongations close the state z
+        #: the evolving contacts (``fem.links.traits``), whose internal variables close the
+        #: state z
         self.mx = np.flatnonzero(traits(self.P).evolving).astype(np.int64) if len(
             self.P) else np.zeros(0, np.int64)
         self.m = len(self.mx)

@@ -33,7 +33,7 @@ from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_su
                                 piece_state, piece_weights, quadratic_coefficients,
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
-                                     applied_force, archive_row, diverged, hold_dashpots,
+                                     applied_force, archive_row, diverged, hold_internals,
                                      links_at, log_event, quadratic)
 from fem.laws.columns import BLK, G0, MODE, PDOT
 from fem.links.law import JACOBIAN, set_bond, stored_energy, switch_normal
@@ -115,8 +115,8 @@ def add_form(table: FormTable, packed, key) -> FormTable:
 class Scratch(NamedTuple):
     """Work arrays of the piece kernel: link values cv (nc, NV), forces phi, displacements
     d and rates dd (3 m,), Jd, Jv (m, 3, 3), flags (nc,), f (n,), w (nb,) the loads at the
-    end of the last piece, z, rate (N,); mx the Maxwell contacts (the last entries of z are
-    their dashpots' elongations) and cvm (nc, NV) their value rows at an archived knot."""
+    end of the last piece, z, rate (N,); mx the evolving contacts (the last entries of z are
+    their internal variables) and cvm (nc, NV) their value rows at an archived knot."""
     cv: np.ndarray
     phi: np.ndarray
     d: np.ndarray
@@ -339,12 +339,12 @@ def _links(P, kin, buf, which, w, sc):
 
 
 @numba.njit(cache=True, nogil=True)
-def _maxwell_links(P, kin, z, n, w, cv0, sc):
+def _evolving_links(P, kin, z, n, w, cv0, sc):
     """The link values at the state z of a piece into sc.cv, from the values cv0 of its
-    start with the Maxwell contacts at the dashpots' elongations of z (``hold_dashpots``):
+    start with the evolving contacts at the internal variables of z (``hold_internals``):
     the laws at h = 0."""
     sc.cvm[:, :] = cv0
-    hold_dashpots(P, kin, z[:n], z[n:2 * n], w, sc.cvm, sc.mx, z[2 * n:], sc.d, sc.dd)
+    hold_internals(P, kin, z[:n], z[n:2 * n], w, sc.cvm, sc.mx, z[2 * n:], sc.d, sc.dd)
     links_at(P, kin, z[:n], z[n:2 * n], w, sc.cvm, sc.cv, sc.phi, sc.d, sc.dd, sc.flags,
              sc.Jd, sc.Jv, JACOBIAN[0], 0.0)
 
@@ -401,7 +401,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         if archive[knot] and tj >= t0:
             _at(f, W, terms, tj - t0, E0, z, rate, En, enu, emw)
             if sc.mx.size:
-                _maxwell_links(P, kin, z, n, Wk[knot], cv0, sc)
+                _evolving_links(P, kin, z, n, Wk[knot], cv0, sc)
             else:
                 links_at(P, kin, z[:n], z[n:], Wk[knot], cv0, sc.cv, sc.phi, sc.d, sc.dd,
                          sc.flags, sc.Jd, sc.Jv, JACOBIAN[0], tj - t0)
@@ -430,7 +430,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
     buf.A[x][:] = rate[n:2 * n]
     buf.CV[x][:, :] = buf.CV[cur]
     if sc.mx.size:
-        hold_dashpots(P, kin, buf.X[x], buf.V[x], w, buf.CV[x], sc.mx, z[2 * n:], buf.DB[x],
+        hold_internals(P, kin, buf.X[x], buf.V[x], w, buf.CV[x], sc.mx, z[2 * n:], buf.DB[x],
                       buf.DD[x])
     _links(P, kin, buf, x, w, sc)
     buf.E[x][:] = En

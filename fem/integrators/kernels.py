@@ -474,9 +474,10 @@ def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac, h)
 
 
 @numba.njit(cache=True, nogil=True)
-def hold_dashpots(P, kin, x, v, w, cv, mx, e, d, dd):
-    """The value rows of the Maxwell contacts ``mx`` at the state (x, v, w) with their
-    dashpots' elongations e (``fem.links.law.hold_internal``), for a scheme that carries them
+def hold_internals(P, kin, x, v, w, cv, mx, e, d, dd):
+    """The value rows of the evolving contacts ``mx`` at the state (x, v, w) with their
+    internal variables e (a Maxwell element's dashpot elongation; ``fem.links.law.
+    hold_internal``), for a scheme that carries them
     in its state: the laws evaluated from cv at h = 0 then give their exact forces."""
     link_kinematics(kin, x, v, w, d, dd)
     for i in range(mx.size):
@@ -490,13 +491,13 @@ def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bond
     """Archive the instants ``times`` (k,) of the states X, V, A (k, n) under the loads W
     (k, nb) with the energy accumulators E (k, NE): the link values from the laws with the
     modes ``flags`` (cv0 the values where those modes began, at t0), and the bond forces lam
-    (k, len(bonded)) of the bonded rigid contacts ``bonded``; the Maxwell contacts ``mx``
-    with their dashpots' elongations Em (k, len(mx)) (``hold_dashpots``, cvm a scratch value
+    (k, len(bonded)) of the bonded rigid contacts ``bonded``; the evolving contacts ``mx``
+    with their internal variables Em (k, len(mx)) (``hold_internals``, cvm a scratch value
     array). Returns the next row."""
     for k in range(times.size):
         if mx.size:
             cvm[:, :] = cv0
-            hold_dashpots(P, kin, X[k], V[k], W[k], cvm, mx, Em[k], d, dd)
+            hold_internals(P, kin, X[k], V[k], W[k], cvm, mx, Em[k], d, dd)
             links_at(P, kin, X[k], V[k], W[k], cvm, cv, phi, d, dd, flags, Jd, Jv,
                      JACOBIAN[0], 0.0)
         else:
