@@ -77,3 +77,14 @@ def test_the_scan_sees_a_law_column():
         assert named(scratch) == ["GAP"]
     finally:
         scratch.unlink()
+
+
+def test_the_results_format_lists_every_law_series():
+    """The table of link series in docs/results_format.md is the laws' declarations."""
+    from fem import laws
+
+    text = (ROOT.parent / "docs" / "results_format.md").read_text(encoding="utf-8")
+    start = "<!-- generated: laws.markdown_series() -->\n"
+    assert text.count(start) == 1
+    i = text.index(start) + len(start)
+    assert text[i:text.index("\n<!-- end generated -->", i)] == laws.markdown_series()

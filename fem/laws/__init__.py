@@ -14,7 +14,7 @@ from fem.laws import impact, maxwell, shock
 from fem.laws.contract import Feature, Instants, Law, Series
 
 __all__ = ["Feature", "Law", "Series", "LAWS", "KINDS", "FEATURES", "law", "module", "of_code",
-           "instants"]
+           "instants", "markdown_series"]
 
 #: the law modules, by kind, in the order of the catalog's matrix
 _MODULES = {"shock": shock, "impact": impact, "maxwell": maxwell}
@@ -55,3 +55,15 @@ def law(kind: str) -> Law:
 def module(kind: str):
     """The module of the law of ``kind``."""
     return _MODULES[kind]
+
+
+def markdown_series() -> str:
+    """The archived series of every law as a markdown table (docs/results_format.md): series,
+    unit, the law (and the option it comes with), meaning."""
+    lines = ["| series | unit | links | meaning |", "| --- | --- | --- | --- |"]
+    for row in LAWS:
+        for series in row.series:
+            links = row.kind + (f", with {series.when}" if series.when else "")
+            lines.append(f"| `{series.name}` | {series.unit} | {links} | "
+                         f"{series.doc.replace('|', '/')} |")
+    return "\n".join(lines)
