@@ -58,18 +58,27 @@ MAX_EVENTS_PER_STEP = 64
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
 
+def _laws_of(scheme) -> tuple[list, list]:
+    """(the law of each contact, (law, its contacts) of each law present), with the handlers
+    at instants a law leaves out (``fem.laws.contract.Instants``); found once per scheme."""
+    found = getattr(scheme, "_instant_laws", None)
+    if found is None or len(found[0]) != scheme.P.shape[0]:
+        each = [laws.instants(laws.of_code(code)) for code in scheme.P[:, KIND]]
+        groups: dict = {}
+        for c, law in enumerate(each):
+            groups.setdefault(law, []).append(c)
+        found = scheme._instant_laws = (each, list(groups.items()))
+    return found
+
+
 def _law(scheme, c: int):
-    """The law module of contact c, with the handlers at instants it leaves out
-    (``fem.laws.contract.Instants``)."""
-    return laws.instants(laws.of_code(scheme.P[c, KIND]))
+    """The law module of contact c (``_laws_of``)."""
+    return _laws_of(scheme)[0][c]
 
 
 def _by_law(scheme) -> list:
     """(law module, its contacts) of each law present, in the registry's order."""
-    groups: dict = {}
-    for c in range(scheme.P.shape[0]):
-        groups.setdefault(_law(scheme, c), []).append(c)
-    return list(groups.items())
+    return _laws_of(scheme)[1]
 
 
 def locate(scheme, out, row) -> tuple[int, list]:

@@ -164,7 +164,7 @@ def switch_normal(P, c, cv, d):
 
 
 # ------------------------------------------------------------------ bonds (constraints)
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def bonded(P, c, cv):
     """Whether contact c is a constraint at the values cv (a bonded rigid contact), and its
     force then (N, pushing the bodies apart)."""
@@ -208,7 +208,7 @@ def hold_internal(P, c, o, d, dd, cv, value):
 
 
 # ------------------------------------------------------------------ events on a dense output
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def dense_normal(P, c, closed):
     """Whether contact c's normal function G0 follows the link's motion inside a step, so that
     the locator samples it on the dense output of the link displacement (``normal_at``);

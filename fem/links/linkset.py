@@ -49,10 +49,14 @@ class LinkSet:
 
     @property
     def rigid(self) -> np.ndarray:
-        """Indices of the rigid (impact) contacts: those acting at instants."""
+        """Indices of the rigid (impact) contacts: those acting at instants (found once for
+        a parameter array)."""
         from fem.links.traits import traits
 
-        return np.flatnonzero(traits(self.P).instant)
+        found = self.__dict__.get("_rigid")
+        if found is None or found[0] is not self.P:
+            found = self.__dict__["_rigid"] = (self.P, np.flatnonzero(traits(self.P).instant))
+        return found[1]
 
     def __bool__(self):
         return self.count > 0
