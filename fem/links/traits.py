@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fem import laws
-from fem.laws.columns import KIND
+from fem.laws.columns import BLK, KIND
 
 
 class Traits:
@@ -22,12 +22,23 @@ class Traits:
     NAMES = ("rate", "elastic", "plane_elastic", "evolving", "instant", "friction")
 
     def __init__(self, P):
-        rows = [laws.of_code(row[KIND]).traits(row) for row in P]
+        # contacts that differ only by their link ask their law once
+        memo: dict = {}
+        rows = []
+        for row in P:
+            key = row.copy()
+            key[BLK] = 0.0
+            key = key.tobytes()
+            found = memo.get(key)
+            if found is None:
+                law = laws.of_code(row[KIND])
+                found = memo[key] = (law.traits(row), law.stiffness(row))
+            rows.append(found)
         for name in self.NAMES:
-            setattr(self, name, np.array([bool(r[name]) for r in rows], bool))
+            setattr(self, name, np.array([bool(r[0][name]) for r in rows], bool))
         self.count = len(rows)
         #: the largest stiffness (N/m) each contact puts on its link (0: a constraint)
-        self.stiffness = np.array([laws.of_code(row[KIND]).stiffness(row) for row in P], float)
+        self.stiffness = np.array([r[1] for r in rows], float)
 
     def all(self, name: str) -> bool:
         return bool(np.all(getattr(self, name)))
@@ -36,5 +47,16 @@ class Traits:
         return bool(np.any(getattr(self, name)))
 
 
+#: the traits of the last parameter arrays asked for (a scheme asks several times)
+_RECENT: list = []
+
+
 def traits(P) -> Traits:
-    return Traits(P)
+    """The Traits of the contacts of parameter array P (kept for the same array object)."""
+    for array, found in _RECENT:
+        if array is P:
+            return found
+    found = Traits(P)
+    _RECENT.insert(0, (P, found))
+    del _RECENT[8:]
+    return found
