@@ -46,10 +46,9 @@ FIELDS = ("displacement", "velocity", "acceleration", "absolute_acceleration")
 EVENT_COLUMNS = ("velocity_before", "velocity_after", "energy_lost")
 
 
-def run(ctx, spec):
-    """Run the transient analysis ``spec``; see the module docstring."""
+def _system_and_links(study, model, spec):
+    """(reduced system, the motion of the supports or None, LinkSet) of the analysis."""
     p = spec.params
-    model = ctx.model
     motion = None
     if model.supports:
         system, motion = support_system(model, p["loads"], p["supports"],
@@ -57,8 +56,15 @@ def run(ctx, spec):
                                         where=spec.where)
     else:
         system = reduce(model, p["loads"])
-    specs = [next(lk for lk in ctx.study.links if lk.name == name) for name in p["links"]]
-    links = linkset.build(specs, model)
+    specs = [next(lk for lk in study.links if lk.name == name) for name in p["links"]]
+    return system, motion, linkset.build(specs, model)
+
+
+def run(ctx, spec):
+    """Run the transient analysis ``spec``; see the module docstring."""
+    p = spec.params
+    model = ctx.model
+    system, motion, links = _system_and_links(ctx.study, model, spec)
     start = initial_state(ctx, spec)
     if start is not None and motion is not None:
         start = motion.relative_state(start, p["start"])
@@ -309,14 +315,7 @@ def loop_choice(study, model, spec):
 
     p = spec.params
     info = catalog.info(p["basis"], p["scheme"])
-    if model.supports:
-        system, _ = support_system(model, p["loads"], p["supports"],
-                                   damping=p["support_damping"], start=p["start"],
-                                   where=spec.where)
-    else:
-        system = reduce(model, p["loads"])
-    specs = [next(lk for lk in study.links if lk.name == name) for name in p["links"]]
-    links = linkset.build(specs, model)
+    system, _, links = _system_and_links(study, model, spec)
     dyn = dynamics_.physical(system, links.D)
     if info.name in loops.NEWMARK_FAMILY:
         imposed = dyn.kinematics().imposed
