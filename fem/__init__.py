@@ -15,7 +15,7 @@ _compiled.use_keyed_cache()
 __version__ = "0.1.0"
 
 #: the API's names and the module each comes from (imported on first use)
-_LAZY = {"Study": "fem.api", "run": "fem.api", "RunError": "fem.api", "sweep": "fem.sweep"}
+_LAZY = {"Study": "fem.api", "run": "fem.api", "RunError": "fem.api", "sweep": "fem.sweeping"}
 
 __all__ = ["RunError", "SolverError", "Study", "StudyError", "run", "sweep", "__version__"]
 

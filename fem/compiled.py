@@ -19,6 +19,7 @@ own locators.
 
 The root:
 
+* ``$_FEM_COMPILE_INTO`` while the package is built (compiled at install, below);
 * ``$NUMBA_CACHE_DIR/fem`` when the user sets NUMBA_CACHE_DIR;
 * otherwise a per-user cache, ``$XDG_CACHE_HOME/fem/numba`` or ``~/.cache/fem/numba``
   (``%LOCALAPPDATA%\\fem\\numba`` on Windows);
@@ -29,6 +30,18 @@ The root:
 Each module keeps its ``KEEP`` most recently used folders; the others are removed. With a
 numba whose caching module has no place for a locator of fem's, all the compiled code goes to
 one folder named by a hash of all the keys (an edit to any compiled source recompiles it all).
+
+Compiled at install: building fem's package (``pip install .``, ``setup.py``) runs
+``fem warmup`` with the root set to the package's own ``_compiled`` folder
+(``_FEM_COMPILE_INTO``), so the installed package carries its kernels compiled for the machine
+that installed it, in the same ``<module>-<key>`` folders. When a process first uses the folder
+of a module in its root, it copies there the files it lacks from a folder of the same name
+shipped with fem (the package's own ``_compiled``, or that of an installed fem found on
+``sys.path`` when this fem runs from its source tree: the key hashes the sources, so only code
+compiled from the same sources is taken). A first run then loads its kernels instead of
+compiling them; code that the install did not compile (another signature, another CPU, another
+numba) is compiled and cached as before. ``FEM_COMPILE_AT_INSTALL=0`` skips the compilation at
+install (an editable install never does it).
 """
 
 from __future__ import annotations
@@ -45,6 +58,10 @@ from fem import compiled_deps
 KEEP = 6
 #: environment variable that tells child processes the root fem chose
 ROOT_VARIABLE = "_FEM_NUMBA_CACHE_ROOT"
+#: environment variable naming the root the package's build compiles into (first choice)
+INTO_VARIABLE = "_FEM_COMPILE_INTO"
+#: the folder of a package holding the code compiled at its install
+SHIPPED = "_compiled"
 
 PACKAGE = "fem"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -118,6 +135,9 @@ def _private_temp_root() -> str | None:
 def cache_roots(environ=None):
     """The roots, by preference (see the module's docstring)."""
     environ = os.environ if environ is None else environ
+    into = environ.get(INTO_VARIABLE, "")
+    if os.path.isabs(into):
+        yield into
     given = environ.get("NUMBA_CACHE_DIR", "")
     if given:
         yield os.path.join(given, PACKAGE)
@@ -190,7 +210,7 @@ def prune(root: str, keep: int = KEEP, current: str | None = None) -> None:
 
 def _use(folder: str):
     """Mark ``folder`` (of the root) as the most recently used of its module, once per
-    process, and prune the old ones."""
+    process, give it the compiled code shipped for it, and prune the old ones."""
     if folder in _USED:
         return
     _USED.add(folder)
@@ -199,7 +219,61 @@ def _use(folder: str):
         os.utime(folder)
     except OSError:
         return
+    seed(folder)
     prune(os.path.dirname(folder), current=os.path.basename(folder))
+
+
+#: ``shipped_roots()``, once found
+_SHIPPED_ROOTS: list | None = None
+
+
+def shipped_roots() -> list[str]:
+    """The folders of code compiled at install: this package's ``_compiled``, then that of
+    each fem package on ``sys.path`` (an installed fem, when this one runs from its source
+    tree)."""
+    global _SHIPPED_ROOTS
+    if _SHIPPED_ROOTS is None:
+        roots = []
+        for base in [os.path.dirname(PACKAGE_DIR)] + sys.path:
+            root = os.path.join(os.path.abspath(base or os.curdir), PACKAGE, SHIPPED)
+            if root not in roots and os.path.isdir(root):
+                roots.append(root)
+        _SHIPPED_ROOTS = roots
+    return _SHIPPED_ROOTS
+
+
+def seed(folder: str, roots: list[str] | None = None) -> int:
+    """Copy into ``folder`` the files it lacks from the first shipped folder of the same name
+    (``shipped_roots``); returns the number of files copied. Each file is written under a
+    temporary name and renamed: a process loading the folder meanwhile sees it whole or not
+    at all."""
+    import shutil
+    name = os.path.basename(folder)
+    for root in shipped_roots() if roots is None else roots:
+        source = os.path.join(root, name)
+        if os.path.abspath(source) == os.path.abspath(folder):
+            return 0
+        try:
+            files = os.listdir(source)
+            have = set(os.listdir(folder))
+        except OSError:
+            continue
+        copied = 0
+        for f in files:
+            if f in have or f.startswith("."):
+                continue
+            partial = os.path.join(folder, f".{f}.{os.getpid()}")
+            try:
+                shutil.copyfile(os.path.join(source, f), partial)
+                os.replace(partial, os.path.join(folder, f))
+                copied += 1
+            except OSError:
+                try:
+                    os.unlink(partial)
+                except OSError:
+                    pass
+        return copied
+    return 0
 
 
 def _remembered_keys() -> dict[str, str]:
@@ -211,14 +285,16 @@ def _remembered_keys() -> dict[str, str]:
     for path in sorted(sources):
         digest.update(path.encode() + b"\0" + str(len(sources[path])).encode() + b"\0"
                       + sources[path])
-    memo = os.path.join(ROOT, "keys", digest.hexdigest()[:16] + ".json")
-    try:
-        with open(memo, encoding="utf-8") as f:
-            keys = json.load(f)
-        if isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values()):
-            return keys
-    except (OSError, ValueError):
-        pass
+    name = digest.hexdigest()[:16] + ".json"
+    memo = os.path.join(ROOT, "keys", name)
+    for path in [memo] + [os.path.join(r, "keys", name) for r in shipped_roots()]:
+        try:
+            with open(path, encoding="utf-8") as f:
+                keys = json.load(f)
+            if isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values()):
+                return keys
+        except (OSError, ValueError):
+            pass
     keys = compiled_deps.module_keys(PACKAGE_DIR, PACKAGE, sources)
     try:
         os.makedirs(os.path.dirname(memo), exist_ok=True)

@@ -16,6 +16,13 @@ from fem.errors import SolverError
 MAX_BANDED_ENTRIES = 50_000_000
 MAX_BANDWIDTH = 2000
 
+#: True and False for a flag that compiled code passes to a compiled function: numba types a
+#: literal ``True`` in a call as a constant of its own, and compiles the callee once more for
+#: it (and again for ``False``); these are plain booleans, typed as the flag of a call from
+#: Python is
+YES = np.bool_(True)
+NO = np.bool_(False)
+
 
 #: a matrix whose bandwidth in its own ordering is at most this is factorized as it is
 NARROW = 4
@@ -25,8 +32,8 @@ class Factor:
     """A symmetric positive definite matrix, factorized.
 
     ``banded`` is True when the compiled path can use it: ``perm`` (n,) orders the
-    unknowns and ``band`` (b+1, n) holds the Cholesky factor L in LAPACK lower band storage
-    with the reciprocals of its diagonal in row 0 (the solves multiply).
+    unknowns and ``band`` (b+1, n, C order) holds the Cholesky factor L in LAPACK lower band
+    storage with the reciprocals of its diagonal in row 0 (the solves multiply).
     Otherwise ``solve`` goes through a sparse LU.
     """
 
@@ -56,7 +63,10 @@ class Factor:
             try:
                 band = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
                 band[0] = 1.0 / band[0]     # the solves multiply: no division chain
-                self.band = band
+                # in C order, as the bands fem sums and factorizes itself: the compiled
+                # solves and step loops then take one layout (LAPACK returns Fortran order,
+                # and each layout would compile them once more)
+                self.band = np.ascontiguousarray(band)
                 self.perm = perm
                 self.banded = True
                 return

@@ -88,7 +88,8 @@ def copy(tmp_path):
     for package in (fem, postpro):
         where = Path(package.__file__).parent
         shutil.copytree(where, src / where.name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc",
+                                                      compiled.SHIPPED))
     (src / "fem" / "probe_helper.py").write_text(HELPER.format(shift=1.0))
     (src / "fem" / "probe_slots.py").write_text(SLOTS.format(scale=3.0))
     (src / "fem" / "probe_driver.py").write_text(DRIVER.format(version=1))
@@ -96,10 +97,14 @@ def copy(tmp_path):
     return src
 
 
-def run_probe(src: Path, cache: Path) -> dict:
-    """Import the probe of the copy in a new process, cached under ``cache``."""
+def run_probe(src: Path, cache: Path, into: Path | None = None) -> dict:
+    """Import the probe of the copy in a new process, cached under ``cache`` (or compiled
+    into ``into``, as the package's build does)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(src))
     env.pop(compiled.ROOT_VARIABLE, None)
+    env.pop(compiled.INTO_VARIABLE, None)
+    if into is not None:
+        env[compiled.INTO_VARIABLE] = str(into)
     done = subprocess.run([sys.executable, "-c", RUN], cwd=src, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -130,6 +135,45 @@ def test_editing_a_helper_or_a_constant_of_another_file_is_never_stale(copy, tmp
     constant = run_probe(copy, cache)
     assert constant["values"] == [6.0, 5.0]
     assert constant["folders"][0] not in (first["folders"][0], helper["folders"][0])
+
+
+def test_code_compiled_at_install_is_loaded_by_a_first_run(copy, tmp_path):
+    """The package's build compiles into its ``_compiled`` folder; a run with an empty cache
+    copies that code into its cache and loads it; an edited source compiles again."""
+    shipped = copy / "fem" / compiled.SHIPPED
+    built = run_probe(copy, tmp_path / "unused", into=shipped)
+    assert built["hits"] == 0 and Path(built["root"]) == shipped
+    assert Path(built["folders"][0]).parent == shipped
+    assert not (tmp_path / "unused").exists()
+
+    cache = tmp_path / "cache"
+    first = run_probe(copy, cache)                          # an empty cache: nothing compiled
+    assert first["hits"] == 2 and first["values"] == [4.0, 3.0]
+    assert Path(first["folders"][0]).parent == cache / "fem"
+    names = {p.name for p in Path(built["folders"][0]).iterdir()}
+    assert names <= {p.name for p in Path(first["folders"][0]).iterdir()}
+
+    (copy / "fem" / "probe_helper.py").write_text(HELPER.format(shift=2.0))
+    edited = run_probe(copy, cache)             # the caller's new key: nothing shipped for it
+    assert edited["values"] == [6.0, 3.0] and edited["hits"] == 0
+    assert edited["folders"] != first["folders"]
+
+
+def test_seeding_copies_only_what_the_folder_lacks(tmp_path):
+    shipped = tmp_path / "shipped" / "integrators.kernels-0123456789abcdef"
+    shipped.mkdir(parents=True)
+    for name, text in (("a.nbi", "shipped a"), ("a.1.nbc", "shipped data"), (".probe", "x")):
+        (shipped / name).write_text(text)
+    folder = tmp_path / "cache" / shipped.name
+    folder.mkdir(parents=True)
+    (folder / "a.nbi").write_text("own a")
+    assert compiled.seed(str(folder), [str(tmp_path / "elsewhere"), str(shipped.parent)]) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["a.1.nbc", "a.nbi"]
+    assert (folder / "a.nbi").read_text() == "own a"            # never overwritten
+    assert (folder / "a.1.nbc").read_text() == "shipped data"
+    assert compiled.seed(str(folder), [str(shipped.parent)]) == 0
+    # the shipped folder itself (the build compiling into it) takes nothing
+    assert compiled.seed(str(shipped), [str(shipped.parent)]) == 0
 
 
 def test_editing_python_code_that_calls_compiled_code_recompiles_nothing(copy, tmp_path):

@@ -195,6 +195,20 @@ def test_fem_sweep_is_the_function():
     assert callable(fem.sweep) and fem.sweep.__name__ == "sweep"
 
 
+def test_importing_every_module_of_fem_keeps_the_api_names():
+    """No module of fem is named like a function of the API (importing a module ``fem.x``
+    binds ``fem.x`` to it, in place of the function)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.walk_packages(fem.__path__, "fem."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    assert callable(fem.sweep) and fem.sweep.__name__ == "sweep"
+    assert callable(fem.run) and fem.run.__name__ == "run"
+    assert isinstance(fem.Study, type) and isinstance(fem.RunError, type)
+
+
 # -- runs -------------------------------------------------------------------------------------
 def test_a_grid_on_an_in_process_cluster_equals_the_runs_of_its_variants(tmp_path):
     from distributed import Client

@@ -36,6 +36,7 @@ from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATIO
                                      applied_force, archive_row, diverged, hold_internals,
                                      links_at, log_event, quadratic)
 from fem.laws.columns import BLK, G0, MODE, PDOT
+from fem.linalg import NO, YES
 from fem.links.law import JACOBIAN, set_bond, stored_energy, switch_normal
 from fem.links.law import internal as internal_variable
 
@@ -270,15 +271,15 @@ def _energy_terms(f, W, shift):
         factor = cmath.exp(f.mw[k] * shift)
         for r in range(n):
             Fs[r, k] = f.Fw[r, k] * factor
-    work = pair_terms(work_coefficients(Wv, Fs), f.mw, f.nu, False)
+    work = pair_terms(work_coefficients(Wv, Fs), f.mw, f.nu, NO)
     none = np.zeros((0, 0), np.complex128)
     structural = pair_terms(quadratic_coefficients(Wv, f.Cs) if f.damped[0] else none, f.nu,
-                            f.nu, True)
+                            f.nu, YES)
     if f.S.shape[0] == 0:
         links = pair_terms(quadratic_coefficients(Wv, f.Cl) if f.damped[1] else none, f.nu,
-                           f.nu, True)
+                           f.nu, YES)
     else:
-        links = pair_terms(_link_coefficients(f, W, Wv), f.nu, f.nu, True)
+        links = pair_terms(_link_coefficients(f, W, Wv), f.nu, f.nu, YES)
     return Energies(work, structural, links)
 
 
@@ -324,7 +325,7 @@ def _bond_forces(P, f, z, w, cv):
             value += f.lam_z[i, r] * z[r]
         for r in range(nb):
             value += f.lam_u[i, r] * w[r]
-        set_bond(P, c, cv, value, True)
+        set_bond(P, c, cv, value, YES)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -536,7 +537,7 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
     # restart: the acceleration from equilibrium with the new modes
     _links(P, kin, buf, cur, w, sc)
     x, v = buf.X[cur], buf.V[cur]
-    applied_force(ops, kin, x, v, w, buf.PHI[cur], True, sc.f)
+    applied_force(ops, kin, x, v, w, buf.PHI[cur], YES, sc.f)
     a = buf.A[cur]
     if mdiag.size:
         for r in range(a.size):

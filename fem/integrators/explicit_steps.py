@@ -32,7 +32,7 @@ from fem.integrators.kernels import (csr_transpose_add, dense_add, linear_force,
                                      link_kinematics, link_rates)
 from fem.integrators.adaptive import (ADAPTIVE, H0, HISTORY, METHOD, RATE_FREE, SV, SX, TOL,
                                       error_ratio, load_at)
-from fem.linalg import banded_solve_into, small_solve
+from fem.linalg import NO, YES, banded_solve_into, small_solve
 from fem.laws.columns import BLK, BONDED, DIR, MODE
 from fem.links.law import JACOBIAN, evaluate, internal, refresh_rates, set_bond
 
@@ -129,7 +129,7 @@ def _bonds(kin, mass, P, rig, w, cv, phi, a):
         rhs[i] = (P[c, DIR] * la[o] + P[c, DIR + 1] * la[o + 1] + P[c, DIR + 2] * la[o + 2])
         for j in range(k):
             Ws[i, j] = rig.W[ri, rig.active[j]]
-    if not small_solve(Ws, rhs, k):
+    if not small_solve(Ws, rhs, np.int64(k)):   # an int64 from the first typing on
         for i in range(k):
             rhs[i] = math.nan
     for i in range(k):
@@ -138,7 +138,7 @@ def _bonds(kin, mass, P, rig, w, cv, phi, a):
         lam = rhs[i]
         for j in range(a.size):
             a[j] -= rig.Z[j, ri] * lam
-        set_bond(P, c, cv, lam, True)
+        set_bond(P, c, cv, lam, YES)
         o = 3 * int(P[c, BLK])
         for q in range(3):
             phi[o + q] -= lam * P[c, DIR + q]
@@ -176,7 +176,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
     ws.quad[4] = h * b[0] * pl
     ws.quad[5] = h * b[0] * ps
     ws.quad[2] = 1.0
-    _rates_into(P, ws, cv, b[0], True)
+    _rates_into(P, ws, cv, b[0], YES)
     for st in range(1, s):
         for i in range(n):
             sx = 0.0
@@ -198,7 +198,7 @@ def step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi, d
             ws.quad[1] += h * b[st] * pd
             ws.quad[4] += h * b[st] * pl
             ws.quad[5] += h * b[st] * ps
-            _rates_into(P, ws, cv1, b[st], False)
+            _rates_into(P, ws, cv1, b[st], NO)
     for i in range(n):
         sx = 0.0
         sv = 0.0
@@ -417,8 +417,8 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
     load_at(tau + 0.5 * h, dt, k, W, w, slope)
     accel(ops, kin, mass, P, rig, xh, vh, w, cv, cv1, phi1, d1, dd1, flags, ws.f, ah, 0.5 * h)
     # Simpson's rule on the rates of the evolving internal variables (their error control)
-    _rates_into(P, ws, cv, 1.0 / 6.0, True)
-    _rates_into(P, ws, cv1, 4.0 / 6.0, False)
+    _rates_into(P, ws, cv, 1.0 / 6.0, YES)
+    _rates_into(P, ws, cv1, 4.0 / 6.0, NO)
     plh, psh = _link_powers(kin, P, phi1, dd1, w)
     for i in range(n):
         x1[i] = x[i] + h * v[i] + h * h / 6.0 * (a[i] + 2.0 * ah[i])
@@ -454,7 +454,7 @@ def _devogelaere(ctl, ops, kin, mass, P, rig, tau, h, dt, k, W, x, v, a, cv, phi
     # keep f_1/2 for the history of the step (set when the step is taken)
     for i in range(n):
         ws.vh[i] = ah[i]
-    _rates_into(P, ws, cv1, 1.0 / 6.0, False)
+    _rates_into(P, ws, cv1, 1.0 / 6.0, NO)
     return max(err, internal_error(P, ws, cv, cv1, h, ctl[TOL]))
 
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fem.linalg import csr_matvec_add
+from fem.linalg import YES, csr_matvec_add
 from fem.laws.columns import ACT, ARCHIVED, BLK, G0, G1, MODE, NA, PDOT, SLIP
 from fem.links.law import (JACOBIAN, armed_by_rate, dense_normal, evaluate, hold_internal,
                            mode_holds, normal_at, set_bond, step_dissipation, stored_energy)
@@ -504,7 +504,7 @@ def archive_states(out, row, times, X, V, A, W, E, P, kin, ops, cv0, flags, bond
             links_at(P, kin, X[k], V[k], W[k], cv0, cv, phi, d, dd, flags, Jd, Jv,
                      JACOBIAN[0], times[k] - t0)
         for j in range(bonded.size):
-            set_bond(P, bonded[j], cv, lam[k, j], True)
+            set_bond(P, bonded[j], cv, lam[k, j], YES)
         archive_row(out, row, times[k], ops, X[k], V[k], A[k], cv, E[k], 0.0)
         row += 1
     return row

@@ -46,7 +46,7 @@ from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loo
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
 from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
-                                           finish_step, predict_step, single)
+                                           finish_step, predict_step, step)
 from fem.laws.columns import NV
 from fem.links.traits import traits
 from fem.linalg import as_csr
@@ -280,9 +280,10 @@ class NewmarkFamily(Scheme):
             return self._sparse_step(factor, sops, h, W, 1, flags)
         c = self.cur
         states = self._states
-        return self.call(single)(float(h), self.co, self.ops, self.kin, self.P, sops, W,
-                                 states[c], states[1 - c], self.wk, np.asarray(flags, float),
-                                 bool(self.links))
+        # the loop's own step (an int i, as the loop passes it: one compiled step)
+        return self.call(step)(float(h), self.co, self.ops, self.kin, self.P, sops, W, 1,
+                               states[c], states[1 - c], self.wk, np.asarray(flags, float),
+                               bool(self.links))
 
     def landing_rates(self):
         """The link rates at the end of the pending step that make the cubic Hermite of the

@@ -9,7 +9,7 @@ import numpy as np
 
 from fem import laws
 from fem.errors import SolverError
-from fem.linalg import small_solve
+from fem.linalg import NO, YES, small_solve
 from fem.laws.columns import BLK, DIR, KIND, MODE
 from fem.links.law import (JACOBIAN, evaluate, push_bond, rate_free, refresh_rates, set_bond,
                            bonded as is_bonded)
@@ -20,7 +20,7 @@ HOLD_AFTER = 12
 TOLERANCE = 1e-11
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     """The link accelerations y and bond forces of the step (module docstring); returns the
     number of iterations, or -1 when no consistent mode set is found.
@@ -101,7 +101,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
         for k in range(nr):
             c = bonded[k]
             lam = z[na + k]
-            set_bond(P, c, cv_new, lam, False)
+            set_bond(P, c, cv_new, lam, NO)
             push_bond(P, c, lam, phi)
         for k in range(na):
             r = act[k]
@@ -141,7 +141,7 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
             rn = max(rn, abs(e))
         if rn <= TOLERANCE * scale:
             for k in range(nr):
-                set_bond(P, bonded[k], cv_new, z[na + k], True)
+                set_bond(P, bonded[k], cv_new, z[na + k], YES)
             return it
         for r in range(N):
             for q in range(N):
