@@ -3,16 +3,16 @@
 A first run of a scheme on a machine compiles its step loops (numba), which takes far longer
 than the run itself; the compiled code then comes from the disk cache (``fem.compiled``).
 ``fem warmup`` runs, for each scheme of the catalog on each basis, a few steps of small
-studies that take the loops real studies take: without links, with a plane shock (events
-located and at the steps), with Coulomb friction, with a rigid impact, with a Maxwell
-element. The schemes are shared
+studies that take the loops real studies take: without links, then with each sample link of
+each law (``fem.laws.contract.Sample``, declared by the law's module) in each event mode the
+scheme offers for it. The schemes are shared
 among ``jobs`` processes, which compile in parallel and write the one cache.
 
-The small studies are a one-node model with DX and DZ: a mass on a spring along X, pressed
-along Z on a plane (the shock, with friction in the friction variant), or beside a wall along
-X (the impact), over 0.1 s: the wall is reached, and the shocks close at the start. For the
-exact scheme, the mass also falls onto the plane with nothing else holding it along Z (the
-phase of its flight is integrated by the scheme's propagator, not by its closed forms). On a
+The small studies are a one-node model with DX and DZ: a mass on springs along X and Z, with
+the sample link (pressed along Z onto a plane, beside a wall along X...), over 0.1 s. For the
+exact scheme, the mass also falls onto the first pressed sample's obstacle with nothing else
+holding it along Z (the phase of its flight is integrated by the scheme's propagator, not by
+its closed forms). On a
 physical basis a chain of two masses (with and without a shock) is run too: its matrices are
 banded where the one-node model's are diagonal (the loops take each form of the step's
 matrix). They are run in memory: nothing is written.
@@ -26,39 +26,51 @@ import os
 import sys
 import time
 
-#: the link variants run for every scheme (a variant that a scheme does not offer is skipped)
-VARIANTS = ("linear", "shock", "friction", "impact", "maxwell", "flight")
-#: the catalog feature each variant needs
-NEEDS = {"shock": "shock.plane", "friction": "friction.coulomb", "impact": "impact",
-         "maxwell": "maxwell", "flight": "shock.plane"}
-#: the variants run by some schemes only: the exact scheme integrates a phase without
-#: stiffness along a direction (a mass in flight) with its propagator, not its closed forms
-ONLY = {"flight": ("exact",)}
+#: the variants of the small studies: no link, each sample link of each law
+#: (``fem.laws.contract.Sample``), and the flight (below)
+FLIGHT = "flight"
+
+
+def samples() -> dict:
+    """The sample links of every law, by name."""
+    from fem import laws
+
+    found = {}
+    for kind in laws.KINDS:
+        for sample in laws.law(kind).samples:
+            assert sample.name not in found and sample.name not in ("linear", FLIGHT)
+            found[sample.name] = sample
+    return found
+
+
+def _flown() -> object:
+    """The sample of the flight: the first pressed one (a contact the load closes)."""
+    return next(s for s in samples().values() if s.press)
+
+
+def variants() -> tuple:
+    return ("linear",) + tuple(samples()) + (FLIGHT,)
 
 
 def study_for(basis: str, scheme: str, variant: str, events: str) -> dict:
-    """The small study of a scheme, a basis, a link variant and an event mode."""
+    """The small study of a scheme, a basis, a variant (``variants()``) and an event mode.
+    The flight: the first pressed sample with a gap of 1 mm and nothing else holding the mass
+    along Z (the exact scheme integrates the phase of that flight with its propagator, not
+    with its closed forms)."""
+    sample = _flown() if variant == FLIGHT else samples().get(variant)
     link = None
     loads = []
-    if variant in ("shock", "friction", "flight"):
-        link = {"name": "floor", "kind": "shock", "nodes": ["P"], "normal": [0.0, 0.0, -1.0],
-                "gap": 1e-3 if variant == "flight" else 0.0, "stiffness": 1e5,
-                "damping": 100.0}
-        loads.append({"name": "press", "nodes": ["P"], "FZ": -10.0})
-        if variant == "friction":
-            link.update(friction=0.3, tangential_stiffness=1e5)
-    elif variant == "impact":
-        link = {"name": "wall", "kind": "impact", "nodes": ["P"], "component": "DX",
-                "gap": 0.005, "restitution": 0.5}
-    elif variant == "maxwell":
-        link = {"name": "dashpot", "kind": "maxwell", "nodes": ["P"], "direction": [1.0, 0.0, 0.0],
-                "stiffness": 1e3, "damping": 10.0}
+    if sample is not None:
+        link = dict(sample.link, name="link", nodes=["P"])
+        if variant == FLIGHT:
+            link["gap"] = 1e-3
+        if sample.press:
+            loads.append({"name": "press", "nodes": ["P"], "FZ": sample.press})
     study = {
         "mesh": {"nodes": {"P": [0.0, 0.0, 0.0]}},
         "model": {"components": ["DX", "DZ"]},
-        # in flight, nothing holds the mass along Z but the floor
         "discrete": [{"nodes": ["P"], "mass": 1.0,
-                      "stiffness": [1e3, 0.0, 0.0 if variant == "flight" else 1e3]}],
+                      "stiffness": [1e3, 0.0, 0.0 if variant == FLIGHT else 1e3]}],
         "initial": [{"nodes": ["P"], "displacement": {"DX": 0.01}}],
         "analysis": [],
     }
@@ -78,6 +90,28 @@ def study_for(basis: str, scheme: str, variant: str, events: str) -> dict:
         run["max_step"] = 1e-3
     study["analysis"].append(run)
     return study
+
+
+def event_modes(row, variant: str) -> tuple:
+    """The event modes a variant runs in on the scheme of catalog row ``row`` (none when the
+    scheme does not offer it): every mode for a law with events, the first otherwise, only
+    "locate" for a law that acts at instants; the flight in the exact scheme alone."""
+    from fem import laws
+
+    if variant == "linear":
+        return (row.event_modes[0],)
+    if variant == FLIGHT:
+        sample = _flown()
+        if row.name != "exact" or row.features.get(sample.feature) is not True:
+            return ()
+        return (row.event_modes[0],)
+    sample = samples()[variant]
+    if row.features.get(sample.feature) is not True:
+        return ()
+    feature = laws.FEATURES[sample.feature]
+    if feature.instant:
+        return tuple(m for m in row.event_modes if m == "locate")
+    return row.event_modes if feature.events else (row.event_modes[0],)
 
 
 def chain_study(basis: str, scheme: str, shock: bool) -> dict:
@@ -114,18 +148,8 @@ def warm(key: tuple[str, str]) -> tuple[tuple[str, str], float, str]:
     basis, scheme = key
     row = SCHEMES[key]
     start = time.perf_counter()
-    for variant in VARIANTS:
-        need = NEEDS.get(variant)
-        if need is not None and row.features.get(need) is not True:
-            continue
-        if variant in ONLY and scheme not in ONLY[variant]:
-            continue
-        # a law without events runs in one event mode
-        modes = row.event_modes if variant not in ("linear", "maxwell", "flight") \
-            else (row.event_modes[0],)
-        for events in modes:
-            if variant == "impact" and events != "locate":
-                continue
+    for variant in variants():
+        for events in event_modes(row, variant):
             try:
                 fem.run(fem.Study.from_dict(study_for(basis, scheme, variant, events)))
             except Exception as exc:       # reported, and the other studies still compile

@@ -24,13 +24,32 @@ def test_the_small_studies_reach_their_links(basis, events):
         hit = analysis_of(basis, "newmark", "impact")
         assert "impact" in [str(r["kind"]) for r in hit.events]
     for variant in ("shock", "friction"):
-        series = analysis_of(basis, "newmark", variant, events).link("floor")
+        series = analysis_of(basis, "newmark", variant, events).link("link")
         assert series["normal_force"][1:].min() > 0.0      # pressed from the first step on
         if variant == "friction":                            # and sliding
             assert series["sliding_velocity"].max() > 0.0
     assert analysis_of(basis, "newmark", "linear").links == ()
-    dashpot = analysis_of(basis, "newmark", "maxwell").link("dashpot")
+    dashpot = analysis_of(basis, "newmark", "maxwell").link("link")
     assert abs(dashpot["force"]).max() > 0.0 and abs(dashpot["dashpot_elongation"]).max() > 0
+
+
+def test_every_law_has_samples_and_they_run_where_their_feature_is_offered():
+    from fem import laws
+
+    names = warmup.variants()
+    for kind in laws.KINDS:
+        assert laws.law(kind).samples, kind
+        for sample in laws.law(kind).samples:
+            assert sample.name in names and sample.feature in laws.FEATURES
+    newmark, exact = SCHEMES[("physical", "newmark")], SCHEMES[("physical", "exact")]
+    assert warmup.event_modes(newmark, "impact") == ("locate",)
+    assert warmup.event_modes(newmark, "shock") == newmark.event_modes
+    assert len(warmup.event_modes(newmark, "maxwell")) == 1
+    assert warmup.event_modes(newmark, warmup.FLIGHT) == ()
+    assert len(warmup.event_modes(exact, warmup.FLIGHT)) == 1
+    flight = fem.run(fem.Study.from_dict(warmup.study_for("physical", "exact", warmup.FLIGHT,
+                                                          "locate"))).analysis("run")
+    assert flight.link("link")["normal_force"].max() > 0.0      # it lands
 
 
 def test_every_scheme_runs_its_small_studies():

@@ -6,19 +6,20 @@ closed, a unidirectional friction sticking or sliding one way, a rigid bond or n
 
     z' = A z + E u(t),   z = (x, x', e),   u = (w(t), 1),
 
-built by :class:`Phases` from M, C, K, the loads B w and the links' terms (e: the dashpots'
-elongations of the Maxwell contacts, none without them): a closed contact
+built by :class:`Phases` from M, C, K, the loads B w and the links' terms (e: the internal
+variables of the contacts whose law has evolving ones, none without them): a closed contact
 adds k l l^T to K and c l l^T to C (l = L^T n its row) and -k l (n . Lw w - gap) to the loads;
 a sticking unidirectional friction (direction t, row lt) adds kt lt lt^T and ct lt lt^T around
 its anchor; one sliding with sign s adds the force -s mu F_n lt, F_n = k p + c p' (a term of K
 and C that is not symmetric); bonded rigid contacts R constrain the accelerations, a = P (...)
 with P = M^-1 - M^-1 R^T (R M^-1 R^T)^-1 R M^-1, and their bond forces lambda are linear in
-(z, u) too; a Maxwell contact (spring k, dashpot c, row ell, imposed part pw) adds k ell ell^T
-to K, the force k e ell and -k ell (pw . w) to the loads, and its rate equation
-e' = (k / c) (ell . x + pw . w - e). Between pieces the dashpots' elongations live in the
-value rows of the state buffers (column LAM of the Maxwell contacts, with the elongation and
-its rate that make the law, evaluated there at h = 0, give F = k (u - e) exactly:
-``kernels.hold_internals``).
+(z, u) too; a contact with an evolving variable adds its terms to K, C and the loads, its
+force on e, and its rate equation, linear in (z, u) (for a spring k in series with a dashpot c
+on the row ell, with imposed part pw: k ell ell^T to K, the force k e ell and -k ell (pw . w)
+to the loads, and e' = (k / c) (ell . x + pw . w - e)). Between pieces the internal variables
+live in the value rows of the state buffers, where the law keeps them (the dispatch's
+``internal`` and ``hold_internal``: ``kernels.hold_internals``), so that the law evaluated
+there at h = 0 gives the force of the propagated state exactly.
 
 Two propagators (``fem.exact``):
 

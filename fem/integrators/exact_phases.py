@@ -3,9 +3,9 @@ or closed, a friction sticking or sliding one way, a rigid bond or none), the li
 z' = A z + E u(t) it obeys, with its event functions, bond forces and energy terms as linear
 functions of (z, u); built once per combination and kept (see ``fem.integrators.exact``).
 
-The state is z = (x, x', e) (size 2n + m): e holds the dashpots' elongations of the m Maxwell
-contacts (in the order of ``Phases.mx``), whose equations are linear in every phase; without
-Maxwell contacts z = (x, x')."""
+The state is z = (x, x', e) (size 2n + m): e holds the internal variables of the m contacts
+whose law has an evolving one (in the order of ``Phases.mx``), whose rate equations are linear
+in every phase; without such contacts z = (x, x')."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from fem.links.traits import traits
 class Phase:
     """One phase: A (N, N), E (N, nu) on the state z of size N = 2n + m, the event functions
     (rows on z and u, their (contact, function) and the dissipation and work forms on (z, u);
-    ``stretch`` (m, N) the rows of the Maxwell springs' stretches u - e on z (their imposed
-    parts on the loads aside) and ``stretch_weights`` (m,) k^2 / c: the dashpots dissipate
-    sum k^2 / c (u - e)^2."""
+    ``stretch`` (m, N) rows on z (their parts on the loads aside) and ``stretch_weights``
+    (m,): the evolving contacts dissipate sum weight (stretch . z)^2 (a spring k in series with
+    a dashpot c: its stretch u - e, weight k^2 / c)."""
 
     def __init__(self):
         self.A = self.E = None
@@ -46,9 +46,9 @@ class Terms:
     module): on z = (x, x', e) of size N and u = (w, 1) of size nu,
 
     * K, C (n, n) stiffness and damping, F (n, nu) forcing, Cl (n, n) the links' dampers,
-      G (n, m) the forces of the Maxwell dashpots' elongations on the structure, and
+      G (n, m) the forces of the evolving contacts' internal variables on the structure,
       rates_z, rates_u (m, N), (m, nu) their rate equations, stretch (m, N) and weights (m,)
-      their springs' stretches and loss weights k^2 / c;
+      the forms of their dissipation, sum weight (stretch . z)^2;
     * rz, ru, meaning: the event functions (rows on z and u) and their (contact, function);
     * diss, support: the dissipation and the work of the imposed motion as (coefficient,
       (a_z, a_u), (b_z, b_u)) products; bonded: the bonded rigid contacts (contact, row on x,

@@ -53,15 +53,15 @@ OC, OF, OI, NK, NKW, NE, NBD = range(7)
 
 class Form(NamedTuple):
     """What the pieces of one phase share on one stretch of the loads (module docstring), on
-    the state z of size N = 2n + m (``fem.integrators.exact_phases``: m Maxwell contacts):
+    the state z of size N = 2n + m (``fem.integrators.exact_phases``: m evolving contacts):
     V (N, N), Vinv eigenvectors; nu (N + K,) the exponents of a piece (eigenvalues, then
     mu); P (N, K) the particular solutions of the state-space forcing E u(t) =
     sum_k F_k exp(mu_k (t - origin)); mw (Kw,) the exponents of the load columns, Wc (nb, Kw)
     their terms and Fw (n, Kw) those of the external force B w; rows (ne, N), offsets,
     directions (ne,) the event functions, contact, function (ne,) the (contact, function)
     each stands for; Cs, Cl (n, n) the structural and link damping, damped (2,) 1.0 where
-    they hold a nonzero term; S (m, N) the stretches u - e of the Maxwell springs and Sw
-    (m, m) the diagonal of their weights k^2 / c (the dashpots dissipate (S z)^T Sw (S z));
+    they hold a nonzero term; S (m, N) the forms of the evolving contacts' dissipation and
+    Sw (m, m) the diagonal of their weights (they dissipate (S z)^T Sw (S z));
     bonded (nbd,) the bonded rigid contacts, their bond forces lam_z z + lam_u (w, 1);
     origin (s)."""
     V: np.ndarray
@@ -286,8 +286,8 @@ def _energy_terms(f, W, shift):
 @numba.njit(cache=True, nogil=True)
 def _link_coefficients(f, W, Wv):
     """The coefficients (``quadratic_coefficients``) of the energy the links dissipate over
-    a piece of weights W with Maxwell contacts: their dampers' Wv^T Cl Wv and their
-    dashpots' (S W)^T Sw (S W)."""
+    a piece of weights W with evolving contacts: their dampers' Wv^T Cl Wv and the evolving
+    contacts' (S W)^T Sw (S W)."""
     J = W.shape[1]
     SW = np.zeros((f.S.shape[0], J), np.complex128)
     for i in range(f.S.shape[0]):
@@ -356,7 +356,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
     """Follow the piece of form f from the state of buffer ``cur`` at t0 over at most
     ``span`` (module docstring). times, Wk, archive: the chunk's knots, load values and
     archive flags, from index ``knot``; out, row: the archive. Returns (status, knot, row,
-    event function index or -1, t1). The dashpots' elongations of the Maxwell contacts
+    event function index or -1, t1). The internal variables of the evolving contacts
     (the end of z) come from the value rows of buffer ``cur`` and go to those of the
     other."""
     n = buf.X.shape[1]

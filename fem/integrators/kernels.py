@@ -476,8 +476,7 @@ def links_at(P, kin, x, v, w, cv_old, cv_new, phi, d, dd, flags, Jd, Jv, jac, h)
 @numba.njit(cache=True, nogil=True)
 def hold_internals(P, kin, x, v, w, cv, mx, e, d, dd):
     """The value rows of the evolving contacts ``mx`` at the state (x, v, w) with their
-    internal variables e (a Maxwell element's dashpot elongation; ``fem.links.law.
-    hold_internal``), for a scheme that carries them
+    internal variables e (``fem.links.law.hold_internal``), for a scheme that carries them
     in its state: the laws evaluated from cv at h = 0 then give their exact forces."""
     link_kinematics(kin, x, v, w, d, dd)
     for i in range(mx.size):

@@ -20,7 +20,7 @@ HOLD_AFTER = 12
 TOLERANCE = 1e-11
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     """The link accelerations y and bond forces of the step (module docstring); returns the
     number of iterations, or -1 when no consistent mode set is found.

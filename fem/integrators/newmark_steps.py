@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, FULL,
-                                     NOT_SETTLED, archive_row_of, close_energy, crossed,
+                                     NOT_SETTLED, archive_row_of, close_energy_inline, crossed,
                                      csr_product, frozen_modes, record_changes_of, state_at,
                                      step_powers, step_powers_dia)
 from fem.integrators.newmark_links import solve_links
@@ -269,12 +269,12 @@ def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
             work, damped = step_powers_dia(B, ops.offsets, ops.Cdia, w0, w1, x0, x1, v0, v1)
         else:
             work, damped = step_powers(B, Cd, Ci, Cp, w0, w1, x0, x1, v0, v1)
-        close_energy(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
-                     s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
+        close_energy_inline(work, damped, kin.Lw, kin.imposed, P, w0, w1, s0.cv, s1.cv, s0.phi,
+                            s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
     return DIVERGED if bad else DONE
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def predict_solve(dt, co, ops, sops, W, i, s0, wk, a1):
     """The predictors (wk.ut, wk.vt) and a0 = S^-1 r into a1 (which may be s0.a), for each
     form of S."""

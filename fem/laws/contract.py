@@ -39,6 +39,9 @@ Capabilities of a feature, read by the catalog and the schemes instead of the la
   integrates it over each step, of any size, from the committed state);
 * ``events``: it has event functions (mode changes the locator finds);
 * ``instant``: it acts at instants (impacts: a velocity jump, which needs located events).
+
+``LAW.samples``: links of the law that ``fem warmup`` runs in every scheme that offers their
+feature, to compile the loops real studies of the law take (:class:`Sample`).
 """
 
 from __future__ import annotations
@@ -79,12 +82,26 @@ class Series:
 
 
 @dataclass(frozen=True)
+class Sample:
+    """A link of a law for ``fem warmup``'s small model: one node P with the components DX
+    and DZ, a mass of 1 kg on springs of 1e3 N/m along X and Z, started with DX = 0.01 m and
+    run for 0.1 s. ``link``: the link's keys besides its name and nodes; ``press``: a force
+    FZ (N) on P (a contact pressed from the start); it runs in the schemes that offer
+    ``feature``."""
+    name: str
+    feature: str
+    link: dict = field(compare=False)
+    press: float = 0.0
+
+
+@dataclass(frozen=True)
 class Law:
-    """A kind of link: its features and its archived series."""
+    """A kind of link: its features, its archived series and its samples."""
     kind: str
     doc: str
     features: tuple
     series: tuple = field(default_factory=tuple)
+    samples: tuple = field(default_factory=tuple)
 
 
 class Instants:

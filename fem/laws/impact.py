@@ -23,11 +23,11 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (A_ACT, A_LAM, A_PEN, ACT, BLK, BOND, BOND_UNILATERAL,
-                              BOND_UNTIL_TENSION, BONDED, CMP, DIR, E, FN, G0, GAP, KIND, LAM, MODE,
-                              NP,
-                              OPEN, PDOT, PEN, RIGID, VG)
-from fem.laws.contract import Feature, Law, Series, record
+from fem.laws.columns import (A_ACT, A_LAM, A_PEN, ACT, ANC, BLK, BOND, BOND_UNILATERAL,
+                              BOND_UNTIL_TENSION, BONDED, CMP, DIR, E, ENN, FDN, FN, G0, G1, GAP,
+                              KIND, LAM, MODE, NP, OPEN, PDOT, PEN, RIGID, VG)
+from fem.laws.contract import Feature, Law, Sample, Series, record
+from fem.laws.shock import contact_state
 
 #: the translations a component names
 _AXES = {"DX": 0, "DY": 1, "DZ": 2}
@@ -81,7 +81,9 @@ LAW = Law(
     (Feature("impact", "impact", instant=True),),
     (Series("gap", "m", "distance to contact (0 in contact)"),
      Series("normal_force", "N", "the interaction force while bonded"),
-     Series("state", "1", "1 bonded, 0 free")))
+     Series("state", "1", "1 bonded, 0 free")),
+    (Sample("impact", "impact", {"kind": "impact", "component": "DX", "gap": 0.005,
+                                 "restitution": 0.5}),))
 
 
 def read(t, p: dict, components=tuple(_AXES)) -> None:
@@ -127,6 +129,27 @@ def series(v, p: dict) -> dict:
 
 
 # ------------------------------------------------------------------ the bond, compiled
+@numba.njit(cache=True, nogil=True, inline="always")
+def trial(P, c, o, d, dd, cv_old, cv_new, flags):
+    """The rigid law of contact c (``fem.links.law.evaluate``): no force here (the bond force
+    is the scheme's constraint, column LAM); the mode (the committed one, or the one imposed
+    by ``flags``), the event function (the bond force while bonded, the gap while free) and
+    the anchor."""
+    p = contact_state(P, c, o, d, dd, cv_old, cv_new)[0]
+    mode = int(cv_old[c, MODE]) if flags[c] < 0.0 else int(flags[c])
+    cv_new[c, MODE] = mode
+    cv_new[c, ACT] = 1.0 if mode == BONDED else 0.0
+    cv_new[c, LAM] = cv_old[c, LAM] if mode == BONDED else 0.0
+    cv_new[c, FN] = cv_new[c, LAM]
+    cv_new[c, FDN] = 0.0
+    cv_new[c, ENN] = 0.0
+    cv_new[c, G0] = cv_new[c, LAM] if mode == BONDED else -p
+    cv_new[c, G1] = 1.0
+    cv_new[c, CMP] = cv_old[c, CMP] if mode == BONDED else 0.0
+    for q in range(3):
+        cv_new[c, ANC + q] = d[o + q]
+
+
 @numba.njit(cache=True, nogil=True)
 def set_bond(P, c, cv, value, mark):
     """The bond force ``value`` (N, pushing the bodies apart) of bonded contact c into its

@@ -34,7 +34,7 @@ import numpy as np
 from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD,
                               FTM, G0, G1, KIND, KN, LAM, MODE, NP, NRM, PDOT, PEN, SDIR, SLIPW,
                               STICK, VSL)
-from fem.laws.contract import Feature, Law, Series
+from fem.laws.contract import Feature, Law, Sample, Series
 
 #: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
 MAXWELL = 3
@@ -175,7 +175,9 @@ LAW = Law(
     (Series("force", "N", "force the element carries, tension positive: k (elongation - "
                           "dashpot_elongation)"),
      Series("elongation", "m", "elongation along `direction`"),
-     Series("dashpot_elongation", "m", "the dashpot's elongation (internal variable)")))
+     Series("dashpot_elongation", "m", "the dashpot's elongation (internal variable)")),
+    (Sample("maxwell", "maxwell", {"kind": "maxwell", "direction": [1.0, 0.0, 0.0],
+                                   "stiffness": 1e3, "damping": 10.0}),))
 
 
 def read(t, p: dict, components=()) -> None:

@@ -32,10 +32,10 @@ import numpy as np
 
 from fem.laws import friction, stick_slip
 from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_PEN, A_VSL, ACT, ANC, BLK, CIRCLE, CN, CT,
-                              DIR, FDIR, FT, G0, GAP, KIND, KN, KT, MODE, MU, MUS, NP, NRM, OPEN,
-                              PDOT, PEN, PLANE, REL, RELEASE_FORCE, RELEASE_GAP, SDIR, SLIP,
-                              STICK, UNI)
-from fem.laws.contract import Feature, Law, Series, record
+                              DIR, ENN, ENT, FDIR, FDN, FN, FT, FTD, FTM, G0, G1, GAP, KIND, KN,
+                              KT, MODE, MU, MUS, NP, NRM, OPEN, PDOT, PEN, PLANE, REL,
+                              RELEASE_FORCE, RELEASE_GAP, SDIR, SLIP, SLIPW, STICK, UNI, VSL)
+from fem.laws.contract import Feature, Law, Sample, Series, record
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -97,6 +97,66 @@ def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
                 Jd[b, q, s] -= fn * pqs + cc * n[q] * g
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def contact_state(P, c, o, d, dd, cv_old, cv_new):
+    """The kinematics of contact c (``kinematics``) into its value row, and its tangential
+    columns cleared (the friction law writes them where it acts); returns (p, p', n0, n1,
+    n2, rho). Shared with the rigid impact law (the same geometry)."""
+    p, pd, n0, n1, n2, rho = kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o], dd[o + 1],
+                                        dd[o + 2])
+    cv_new[c, PEN] = p
+    cv_new[c, PDOT] = pd
+    cv_new[c, NRM] = n0
+    cv_new[c, NRM + 1] = n1
+    cv_new[c, NRM + 2] = n2
+    cv_new[c, SLIPW] = 0.0
+    cv_new[c, VSL] = 0.0
+    cv_new[c, FTM] = 0.0
+    cv_new[c, ENT] = 0.0
+    for q in range(3):
+        cv_new[c, FTD + q] = 0.0
+        cv_new[c, FT + q] = 0.0
+        cv_new[c, SDIR + q] = cv_old[c, SDIR + q]
+    return p, pd, n0, n1, n2, rho
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
+    """The shock law of contact c (``fem.links.law.evaluate``): its value row, its force on
+    phi and, with ``jac``, its derivatives; the normal law, then friction where it acts."""
+    b = o // 3
+    p, pd, n0, n1, n2, rho = contact_state(P, c, o, d, dd, cv_old, cv_new)
+    fn, chi = normal_force(P, c, p, pd)
+    if flags[c] < 0.0:
+        closed = chi > 0.0
+    else:
+        closed = flags[c] > 0.5
+    cv_new[c, ACT] = 1.0 if closed else 0.0
+    # positive while the mode holds: closed while chi > 0, open while chi <= 0
+    cv_new[c, G0] = chi if closed else -chi
+    cv_new[c, G1] = 1.0
+    if not closed:
+        cv_new[c, MODE] = OPEN
+        cv_new[c, FN] = 0.0
+        cv_new[c, FDN] = 0.0
+        cv_new[c, ENN] = 0.0
+        for q in range(3):
+            cv_new[c, ANC + q] = d[o + q]
+        return
+    cv_new[c, FN] = fn
+    cv_new[c, FDN] = P[c, CN] * pd
+    cv_new[c, ENN] = 0.5 * P[c, KN] * p * p if p > 0.0 else 0.0
+    add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac)
+    if P[c, MU] <= 0.0:
+        cv_new[c, MODE] = STICK
+        for q in range(3):
+            cv_new[c, ANC + q] = cv_old[c, ANC + q]
+        return
+    mode = -1 if flags[c] < 0.0 else int(flags[c])
+    friction.tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, jac,
+                        mode)
+
+
 def stiffness(row) -> float:
     """The largest stiffness (N/m) the contact puts on its link: normal, plus tangential when
     it rubs."""
@@ -119,6 +179,10 @@ def traits(row) -> dict:
 # ------------------------------------------------------------------ declaration
 #: the kind codes of its contacts (column KIND)
 CODES = (PLANE, CIRCLE)
+#: a plane under the node (normal -Z), touched at the start
+_FLOOR = {"kind": "shock", "normal": [0.0, 0.0, -1.0], "gap": 0.0, "stiffness": 1e5,
+          "damping": 100.0}
+
 LAW = Law(
     "shock", "penalty contact against an obstacle or between two nodes",
     (Feature("shock.plane", "shock, plane", rate=True),
@@ -137,7 +201,10 @@ LAW = Law(
      Series("penetration", "m", "largest penetration (negative: open, by that distance)"),
      Series("state", "1", "1 in contact, 0 open"),
      Series("tangential_force", "N", "friction force magnitude", "friction"),
-     Series("sliding_velocity", "m/s", "sliding speed", "friction")))
+     Series("sliding_velocity", "m/s", "sliding speed", "friction")),
+    (Sample("shock", "shock.plane", _FLOOR, press=-10.0),
+     Sample("friction", "friction.coulomb",
+            dict(_FLOOR, friction=0.3, tangential_stiffness=1e5), press=-10.0)))
 
 
 def read(t, p: dict, components=()) -> None:

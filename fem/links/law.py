@@ -47,10 +47,9 @@ import numpy as np
 from fem.laws import EVENTFUL, friction, impact, maxwell, shock
 from fem.laws.maxwell import MAXWELL
 
-from fem.laws.columns import (ACT, ANC, BLK, BONDED, CIRCLE, CMP, CN, DIR, ENN, ENT, FDN, FN,
-                              FREE, FT, FTD, FTM, G0, G1, GAP, KIND, KN, LAM, MODE, MU,
-                              NG, NP, NRM, NV, OPEN, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID,
-                              SDIR, SLIP, SLIPW, STICK, VSL)
+from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, CN, DIR, ENN, ENT, FDN, FREE, FTD, G0, G1,
+                              GAP, KIND, KN, LAM, MODE, MU, NG, NP, NRM, NV, PDOT, PEN, PLANE, REL,
+                              RELEASE_GAP, RIGID, SDIR, SLIP, SLIPW, VSL)
 
 __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
            "NG", "FREE"]
@@ -75,75 +74,14 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
                     Jd[b, q, s] = 0.0
                     Jv[b, q, s] = 0.0
     for c in range(P.shape[0]):
-        b = int(P[c, BLK])
-        o = 3 * b
+        o = 3 * int(P[c, BLK])
         kind = int(P[c, KIND])
         if kind == MAXWELL:
             maxwell.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
-            continue
-        p, pd, n0, n1, n2, rho = shock.kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o],
-                                                  dd[o + 1], dd[o + 2])
-        cv_new[c, PEN] = p
-        cv_new[c, PDOT] = pd
-        cv_new[c, NRM] = n0
-        cv_new[c, NRM + 1] = n1
-        cv_new[c, NRM + 2] = n2
-        cv_new[c, SLIPW] = 0.0
-        cv_new[c, VSL] = 0.0
-        cv_new[c, FTM] = 0.0
-        cv_new[c, ENT] = 0.0
-        for q in range(3):
-            cv_new[c, FTD + q] = 0.0
-            cv_new[c, FT + q] = 0.0
-            cv_new[c, SDIR + q] = cv_old[c, SDIR + q]
-        if kind == RIGID:
-            mode = int(cv_old[c, MODE]) if flags[c] < 0.0 else int(flags[c])
-            cv_new[c, MODE] = mode
-            cv_new[c, ACT] = 1.0 if mode == BONDED else 0.0
-            cv_new[c, LAM] = cv_old[c, LAM] if mode == BONDED else 0.0
-            cv_new[c, FN] = cv_new[c, LAM]
-            cv_new[c, FDN] = 0.0
-            cv_new[c, ENN] = 0.0
-            cv_new[c, G0] = cv_new[c, LAM] if mode == BONDED else -p
-            cv_new[c, G1] = 1.0
-            cv_new[c, CMP] = cv_old[c, CMP] if mode == BONDED else 0.0
-            for q in range(3):
-                cv_new[c, ANC + q] = d[o + q]
-            continue
-        # ------------------------------------------------------------ normal shock law
-        fn, chi = shock.normal_force(P, c, p, pd)
-        if flags[c] < 0.0:
-            closed = chi > 0.0
+        elif kind == RIGID:
+            impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
-            closed = flags[c] > 0.5
-        cv_new[c, ACT] = 1.0 if closed else 0.0
-        # positive while the mode holds: closed while chi > 0, open while chi <= 0
-        cv_new[c, G0] = chi if closed else -chi
-        cv_new[c, G1] = 1.0
-        if not closed:
-            cv_new[c, MODE] = OPEN
-            cv_new[c, FN] = 0.0
-            cv_new[c, FDN] = 0.0
-            cv_new[c, ENN] = 0.0
-            for q in range(3):
-                cv_new[c, ANC + q] = d[o + q]
-            continue
-        cv_new[c, FN] = fn
-        cv_new[c, FDN] = P[c, CN] * pd
-        cv_new[c, ENN] = 0.5 * P[c, KN] * p * p if p > 0.0 else 0.0
-        shock.add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac)
-        if P[c, MU] <= 0.0:
-            cv_new[c, MODE] = STICK
-            for q in range(3):
-                cv_new[c, ANC + q] = cv_old[c, ANC + q]
-            continue
-        # ------------------------------------------------------------ friction
-        if flags[c] < 0.0:
-            mode = -1
-        else:
-            mode = int(flags[c])
-        friction.tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv,
-                            jac, mode)
+            shock.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
 
 
 # ------------------------------------------------------------------ the lean loops' law

@@ -4,7 +4,7 @@ kinematics on the model's dofs, and what the results file gets from them.
 Every link has a relative translation d = D u (3,) on all the model's dofs (``fem.links.
 geometry.relative_translation``); the m links of an analysis stack into D (3 m, n). Its law
 (``fem.laws``) gives its contacts' parameter rows (a shock link has one contact, plane or
-circle, or two, two planes; an impact link and a Maxwell element one), the attributes of its
+circle, or two, two planes; most laws one), the attributes of its
 results group and its series. Nothing here knows a law.
 """
 
