@@ -32,8 +32,9 @@ class Factor:
     """A symmetric positive definite matrix, factorized.
 
     ``banded`` is True when the compiled path can use it: ``perm`` (n,) orders the
-    unknowns and ``band`` (b+1, n, C order) holds the Cholesky factor L in LAPACK lower band
-    storage with the reciprocals of its diagonal in row 0 (the solves multiply).
+    unknowns and ``band`` (n, b+1), C order, holds the Cholesky factor L, column by column:
+    band[j, 0] = 1 / L[j, j] (the solves multiply), band[j, k] = L[j + k, j] (LAPACK's lower
+    band storage, transposed; zero beyond the last row).
     Otherwise ``solve`` goes through a sparse LU.
     """
 
@@ -44,7 +45,7 @@ class Factor:
         self.banded = False
         if n == 0:
             self.perm = np.zeros(0, np.int64)
-            self.band = np.zeros((1, 0))
+            self.band = np.zeros((0, 1))
             self.banded = True
             return
         P = matrix.tocoo()
@@ -63,10 +64,10 @@ class Factor:
             try:
                 band = scipy.linalg.cholesky_banded(ab, lower=True, check_finite=False)
                 band[0] = 1.0 / band[0]     # the solves multiply: no division chain
-                # in C order, as the bands fem sums and factorizes itself: the compiled
-                # solves and step loops then take one layout (LAPACK returns Fortran order,
-                # and each layout would compile them once more)
-                self.band = np.ascontiguousarray(band)
+                # transposed: LAPACK's Fortran-ordered (b+1, n) is fem's C-ordered (n, b+1),
+                # the one layout the compiled solves and step loops take (each layout would
+                # compile them once more), with a column of L in one run of memory
+                self.band = np.ascontiguousarray(band.T)
                 self.perm = perm
                 self.banded = True
                 return
@@ -88,48 +89,49 @@ class Factor:
 @numba.njit(cache=True, nogil=True)
 def banded_sum_factor(M, C, K, c, k, band):
     """The Cholesky factor of A = M + c C + k K into ``band`` (the storage of
-    ``Factor.band``: lower band rows, row 0 the reciprocals of L's diagonal), the three given
-    in LAPACK lower band storage (b+1, n) and summed entry by entry as the factor goes; False
+    ``Factor.band``: (n, b+1), column 0 the reciprocals of L's diagonal), the three given in
+    the same storage (band[j, k] = A[j + k, j]) and summed entry by entry as the factor goes;
+    False
     when A is not positive definite. O(n b^2), no allocation: a step of a new size (an event
     landing) factorizes its S this way."""
-    b = M.shape[0] - 1
-    n = M.shape[1]
+    b = M.shape[1] - 1
+    n = M.shape[0]
     if b == 1:
         # tridiagonal: the pivots d_j = a_jj - a_j,j-1^2 / d_j-1 as reciprocals (one division
         # on the recurrence's chain), then L_jj = sqrt(d_j) and L_j+1,j = a_j+1,j / L_jj
         r = 0.0
         for j in range(n):
-            a = M[0, j] + c * C[0, j] + k * K[0, j]
+            a = M[j, 0] + c * C[j, 0] + k * K[j, 0]
             if j > 0:
-                e = M[1, j - 1] + c * C[1, j - 1] + k * K[1, j - 1]
+                e = M[j - 1, 1] + c * C[j - 1, 1] + k * K[j - 1, 1]
                 a -= e * e * r
             if not a > 0.0:
                 return False
             r = 1.0 / a
-            band[0, j] = r
+            band[j, 0] = r
         for j in range(n):
-            band[0, j] = np.sqrt(band[0, j])
+            band[j, 0] = np.sqrt(band[j, 0])
         for j in range(n - 1):
-            band[1, j] = (M[1, j] + c * C[1, j] + k * K[1, j]) * band[0, j]
-        band[1, n - 1] = 0.0
+            band[j, 1] = (M[j, 1] + c * C[j, 1] + k * K[j, 1]) * band[j, 0]
+        band[n - 1, 1] = 0.0
         return True
     for j in range(n):
         # column j of L: L_ij = (a_ij - sum_p L_ip L_jp) / L_jj, p over the band before j
-        d = M[0, j] + c * C[0, j] + k * K[0, j]
+        d = M[j, 0] + c * C[j, 0] + k * K[j, 0]
         for p in range(max(0, j - b), j):
-            d -= band[j - p, p] * band[j - p, p]
+            d -= band[p, j - p] * band[p, j - p]
         if not d > 0.0:
             return False
         inv = 1.0 / np.sqrt(d)
-        band[0, j] = inv
+        band[j, 0] = inv
         for i in range(j + 1, j + b + 1):
             if i >= n:
-                band[i - j, j] = 0.0
+                band[j, i - j] = 0.0
                 continue
-            s = M[i - j, j] + c * C[i - j, j] + k * K[i - j, j]
+            s = M[j, i - j] + c * C[j, i - j] + k * K[j, i - j]
             for p in range(max(0, i - b), j):
-                s -= band[i - p, p] * band[j - p, p]
-            band[i - j, j] = s * inv
+                s -= band[p, i - p] * band[p, j - p]
+            band[j, i - j] = s * inv
     return True
 
 
@@ -139,17 +141,17 @@ def banded_solve(band, perm, rhs, out):
 
     ``band`` is L in LAPACK lower band storage with row 0 replaced by 1 / diag(L).
     """
-    banded_solve_into(band, perm, rhs, out, np.empty(band.shape[1]))
+    banded_solve_into(band, perm, rhs, out, np.empty(band.shape[0]))
 
 
 @numba.njit(cache=True, nogil=True)
 def banded_solve_rows(band, perm, R):
     """Each row of R (k, n) replaced by the solution of the system with that right-hand
     side (``banded_solve``, in place)."""
-    n = band.shape[1]
+    n = band.shape[0]
     x = np.empty(n)
     k = 0
-    if band.shape[0] == 2:
+    if band.shape[1] == 2:
         # tridiagonal: two rows at a time, their recurrences interleaved (each step of one
         # waits on the step before; two chains keep the unit busy)
         y = np.empty(n)
@@ -159,8 +161,8 @@ def banded_solve_rows(band, perm, R):
             for j in range(n):
                 p = perm[j]
                 if j > 0:
-                    s0 = (r0[p] - band[1, j - 1] * s0) * band[0, j]
-                    s1 = (r1[p] - band[1, j - 1] * s1) * band[0, j]
+                    s0 = (r0[p] - band[j - 1, 1] * s0) * band[j, 0]
+                    s1 = (r1[p] - band[j - 1, 1] * s1) * band[j, 0]
                 else:
                     s0 = r0[p] * band[0, 0]
                     s1 = r1[p] * band[0, 0]
@@ -169,11 +171,11 @@ def banded_solve_rows(band, perm, R):
             s0 = s1 = 0.0
             for j in range(n - 1, -1, -1):
                 if j < n - 1:
-                    s0 = (x[j] - band[1, j] * s0) * band[0, j]
-                    s1 = (y[j] - band[1, j] * s1) * band[0, j]
+                    s0 = (x[j] - band[j, 1] * s0) * band[j, 0]
+                    s1 = (y[j] - band[j, 1] * s1) * band[j, 0]
                 else:
-                    s0 = x[j] * band[0, j]
-                    s1 = y[j] * band[0, j]
+                    s0 = x[j] * band[j, 0]
+                    s1 = y[j] * band[j, 0]
                 x[j] = s0
                 y[j] = s1
             for j in range(n):
@@ -188,29 +190,29 @@ def banded_solve_rows(band, perm, R):
 @numba.njit(cache=True, nogil=True, inline="always")
 def banded_solve_into(band, perm, rhs, out, x):
     """``banded_solve`` with the scratch array x (n,) given (no allocation)."""
-    b = band.shape[0] - 1
-    n = band.shape[1]
+    b = band.shape[1] - 1
+    n = band.shape[0]
     if b == 1:
         # the common case (chains): no inner loop
         s = 0.0
         for j in range(n):
-            s = (rhs[perm[j]] - (band[1, j - 1] * s if j > 0 else 0.0)) * band[0, j]
+            s = (rhs[perm[j]] - (band[j - 1, 1] * s if j > 0 else 0.0)) * band[j, 0]
             x[j] = s
         s = 0.0
         for j in range(n - 1, -1, -1):
-            s = (x[j] - (band[1, j] * s if j < n - 1 else 0.0)) * band[0, j]
+            s = (x[j] - (band[j, 1] * s if j < n - 1 else 0.0)) * band[j, 0]
             x[j] = s
     else:
         for j in range(n):
             s = rhs[perm[j]]
             for i in range(1, min(b, j) + 1):
-                s -= band[i, j - i] * x[j - i]
-            x[j] = s * band[0, j]
+                s -= band[j - i, i] * x[j - i]
+            x[j] = s * band[j, 0]
         for j in range(n - 1, -1, -1):
             s = x[j]
             for i in range(1, min(b, n - 1 - j) + 1):
-                s -= band[i, j] * x[j + i]
-            x[j] = s * band[0, j]
+                s -= band[j, i] * x[j + i]
+            x[j] = s * band[j, 0]
     for j in range(n):
         out[perm[j]] = x[j]
 

@@ -8,14 +8,14 @@ from fem.linalg import Factor, banded_solve_rows, banded_sum_factor
 
 def banded(width, n, rng):
     """A symmetric positive definite matrix of half bandwidth ``width`` (dense) and its
-    lower band storage (width + 1, n)."""
+    band storage (n, width + 1), band[j, k] = A[j + k, j] (``Factor.band``)."""
     A = np.diag(4.0 + rng.random(n))
     for j in range(1, width + 1):
         off = -0.5 * rng.random(n - j)
         A += np.diag(off, j) + np.diag(off, -j)
-    ab = np.zeros((width + 1, n))
+    ab = np.zeros((n, width + 1))
     for j in range(width + 1):
-        ab[j, :n - j] = np.diag(A, -j)
+        ab[:n - j, j] = np.diag(A, -j)
     return A, ab
 
 

@@ -47,15 +47,15 @@ class Bands:
     @classmethod
     def of(cls, dyn, factor):
         perm = factor.perm
-        b, n = factor.band.shape[0] - 1, factor.band.shape[1]
+        n, b = factor.band.shape[0], factor.band.shape[1] - 1
         parts = []
         for A in (dyn.mass, dyn.damping, dyn.stiffness):
             P = sp.csr_matrix(A)[perm][:, perm].tocoo()
             if P.nnz and int(np.max(np.abs(P.row - P.col))) > b:
                 return False
-            ab = np.zeros((b + 1, n))
+            ab = np.zeros((n, b + 1))               # the storage of Factor.band
             lower = P.row >= P.col
-            ab[P.row[lower] - P.col[lower], P.col[lower]] += P.data[lower]
+            ab[P.col[lower], P.row[lower] - P.col[lower]] += P.data[lower]
             parts.append(ab)
         return cls(perm, parts)
 
@@ -66,7 +66,7 @@ class Bands:
         if not banded_sum_factor(M, C, K, float(c), float(k), band):
             return None
         f = Factor.__new__(Factor)
-        f.n, f.banded, f.perm, f.band = band.shape[1], True, self.perm, band
+        f.n, f.banded, f.perm, f.band = band.shape[0], True, self.perm, band
         return f
 
 
@@ -95,7 +95,7 @@ class StepSize:
         self.L = scheme.L
         self.m = self.L.shape[0] // 3
         factor = self.factor
-        band = factor.band if factor.banded else np.zeros((1, 0))
+        band = factor.band if factor.banded else np.zeros((0, 1))
         perm = factor.perm if factor.banded else np.zeros(0, np.int64)
         kind, diag_inv = 0, np.zeros(0)
         SK = SC = SB = np.zeros((0, 0))
