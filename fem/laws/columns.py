@@ -30,6 +30,11 @@ NP = 20
 (MODE, ACT, FN, PEN, PDOT, FTM, FDN, ENN, ENT, SLIPW, VSL, LAM, G0, G1, FTD, ANC, SDIR, FT,
  NRM, CMP) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 20, 23, 26, 29)
 NV = 30
+#: a law whose feature is ``evolving`` keeps its internal variable in EVOLVING and that
+#: variable's rate at the values of the row in EVOLVING_RATE, and follows the link's
+#: coordinate along DIR in PEN (its rate in PDOT): the schemes that control or carry the
+#: variable read and set these through ``fem.links.law.internal`` and ``hold_internal``
+EVOLVING, EVOLVING_RATE = LAM, FDN
 #: the columns a results file keeps of each archived instant (``fem.links.linkset.series``),
 #: in this order: a row of the archive holds these NA values per contact, not all NV
 ARCHIVED = (ACT, FN, PEN, LAM, FTM, VSL)

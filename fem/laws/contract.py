@@ -36,7 +36,10 @@ Capabilities of a feature, read by the catalog and the schemes instead of the la
 * ``state``: it carries internal variables from step to step (an anchor, a sliding direction,
   an elongation), from the committed state of the last step;
 * ``evolving``: one of them follows a rate equation of its own between events (the law
-  integrates it over each step, of any size, from the committed state);
+  integrates it over each step, of any size, from the committed state); it keeps that
+  variable and its rate in the value columns EVOLVING and EVOLVING_RATE, and the link's
+  coordinate along DIR in PEN (rate PDOT), which the schemes read and set
+  (``fem.links.law.internal``, ``hold_internal``);
 * ``events``: it has event functions (mode changes the locator finds);
 * ``instant``: it acts at instants (impacts: a velocity jump, which needs located events).
 

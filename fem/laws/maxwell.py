@@ -31,9 +31,9 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, FDN, FN, FT, FTD,
-                              FTM, G0, G1, KIND, KN, LAM, MODE, NP, NRM, PDOT, PEN, SDIR, SLIPW,
-                              STICK, VSL)
+from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, EVOLVING,
+                              EVOLVING_RATE, FN, FT, FTD, FTM, G0, G1, KIND, KN, MODE, NP, NRM,
+                              PDOT, PEN, SDIR, SLIPW, STICK, VSL)
 from fem.laws.contract import Feature, Law, Sample, Series
 
 #: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
@@ -42,8 +42,9 @@ MAXWELL = 3
 #: dashpot's damping c (CN)
 STIFFNESS, DAMPING = KN, CN
 #: value columns: the elongation u (PEN) and its rate (PDOT), the force F (FN), the dashpot's
-#: elongation e (LAM), the spring's energy (ENN), the energy dissipated over the step (SLIPW)
-ELONGATION, RATE, FORCE, DASHPOT = PEN, PDOT, FN, LAM
+#: elongation e (EVOLVING, an evolving law's variable) and its rate F / c (EVOLVING_RATE), the
+#: spring's energy (ENN), the energy dissipated over the step (SLIPW)
+ELONGATION, RATE, FORCE, DASHPOT = PEN, PDOT, FN, EVOLVING
 
 
 @numba.njit(cache=True, nogil=True)
@@ -84,13 +85,6 @@ def stretch(tau, h, y0, du, v0, v1):
 
 
 @numba.njit(cache=True, nogil=True)
-def internal(P, c, cv):
-    """(e, e' = F / c, scale max(|u|, |e|)) at the values cv."""
-    e = cv[c, DASHPOT]
-    return e, cv[c, FORCE] / P[c, DAMPING], max(abs(cv[c, ELONGATION]), abs(e))
-
-
-@numba.njit(cache=True, nogil=True)
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The trial state of Maxwell contact c after a step h from its committed values cv_old:
     force on the first node into phi (3 at o), derivatives into Jd, Jv (block o // 3) when
@@ -123,7 +117,7 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     cv_new[c, ENN] = 0.5 * k * y1 * y1
     cv_new[c, SLIPW] = lost
     cv_new[c, ENT] = 0.0
-    cv_new[c, FDN] = 0.0
+    cv_new[c, EVOLVING_RATE] = f1 / damping     # e' = F / c
     cv_new[c, FTM] = 0.0
     cv_new[c, VSL] = 0.0
     for q in range(3):
@@ -140,17 +134,6 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
                 nn = P[c, DIR + q] * P[c, DIR + s]
                 Jd[b, q, s] -= k * dy_du * nn
                 Jv[b, q, s] -= k * dy_dv * nn
-
-
-@numba.njit(cache=True, nogil=True)
-def hold(P, c, o, d, dd, cv, e):
-    """Value row cv[c] of Maxwell contact c at link displacements d and rates dd (3 at o)
-    with the dashpot's elongation e: the law evaluated from it at h = 0 gives F = k (u - e)
-    to round-off (the spring takes no increment), for a scheme that carries e itself."""
-    u = P[c, DIR] * d[o] + P[c, DIR + 1] * d[o + 1] + P[c, DIR + 2] * d[o + 2]
-    cv[c, ELONGATION] = u
-    cv[c, RATE] = P[c, DIR] * dd[o] + P[c, DIR + 1] * dd[o + 1] + P[c, DIR + 2] * dd[o + 2]
-    cv[c, DASHPOT] = e
 
 
 def stiffness(row) -> float:

@@ -47,9 +47,10 @@ import numpy as np
 from fem.laws import EVENTFUL, friction, impact, maxwell, shock
 from fem.laws.maxwell import MAXWELL
 
-from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, CN, DIR, ENN, ENT, FDN, FREE, FTD, G0, G1,
-                              GAP, KIND, KN, LAM, MODE, MU, NG, NP, NRM, NV, PDOT, PEN, PLANE, REL,
-                              RELEASE_GAP, RIGID, SDIR, SLIP, SLIPW, VSL)
+from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, CN, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
+                              FDN, FREE, FTD, G0, G1, GAP, KIND, KN, LAM, MODE, MU, NG, NP, NRM,
+                              NV, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID, SDIR, SLIP, SLIPW,
+                              VSL)
 
 __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
            "NG", "FREE"]
@@ -129,20 +130,23 @@ def push_bond(P, c, value, phi):
 @numba.njit(cache=True, nogil=True)
 def internal(P, c, cv):
     """(value, rate, scale) of the internal variable of an evolving contact c at the values
-    cv (its law's rate equation; the scale, for an error control, is the size of the link's
-    motion it follows)."""
-    if int(P[c, KIND]) == MAXWELL:
-        return maxwell.internal(P, c, cv)
-    return 0.0, 0.0, 0.0
+    cv (columns EVOLVING and EVOLVING_RATE, which every evolving law keeps; the scale, for an
+    error control, is the size of the motion it follows: max(|coordinate|, |value|))."""
+    e = cv[c, EVOLVING]
+    return e, cv[c, EVOLVING_RATE], max(abs(cv[c, PEN]), abs(e))
 
 
 @numba.njit(cache=True, nogil=True)
 def hold_internal(P, c, o, d, dd, cv, value):
     """The value row of evolving contact c at link displacements d and rates dd (3 at o) with
-    its internal variable at ``value``: the law evaluated from it at h = 0 gives its exact
-    force, for a scheme that carries the variable in its own state (the exact scheme)."""
-    if int(P[c, KIND]) == MAXWELL:
-        maxwell.hold(P, c, o, d, dd, cv, value)
+    its internal variable at ``value``: its coordinate along DIR and that coordinate's rate
+    as the committed state of a step, so that the law evaluated from the row at h = 0 gives
+    its exact force (the spring of a Maxwell element takes no increment), for a scheme that
+    carries the variable in its own state (the exact scheme). No branch per law: every
+    evolving law keeps these columns (``fem.laws.columns.EVOLVING``)."""
+    cv[c, PEN] = P[c, DIR] * d[o] + P[c, DIR + 1] * d[o + 1] + P[c, DIR + 2] * d[o + 2]
+    cv[c, PDOT] = P[c, DIR] * dd[o] + P[c, DIR + 1] * dd[o + 1] + P[c, DIR + 2] * dd[o + 2]
+    cv[c, EVOLVING] = value
 
 
 # ------------------------------------------------------------------ events on a dense output
