@@ -244,7 +244,8 @@ def fem_loop(dyn, links, grid, W, steps=None):
 def python_loop(dyn, links, W, steps):
     """Central differences with the contact (undamped, diagonal modal damping) written as a
     Python loop on numpy vectors: (seconds, final (q, q'))."""
-    from fem.laws.columns import DIR, GAP, KN
+    from fem.laws.columns import DIR, GAP
+    from fem.laws.shock_columns import KN
 
     kk = dyn.stiffness.diagonal()
     cd = dyn.damping.diagonal()

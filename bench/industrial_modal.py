@@ -314,6 +314,7 @@ def reference_inputs(dyn, links):
     """The reference's arrays: omega^2, 2 xi omega, B (m, 2) of the two loads (unit
     functions), their frequencies, Phi_L (2 nc, m) and the contact parameters."""
     from fem.laws import columns as col
+    from fem.laws import shock_columns as sc
 
     omega2 = np.ascontiguousarray(dyn.stiffness.diagonal())
     cdamp = np.ascontiguousarray(dyn.damping.diagonal())
@@ -335,9 +336,9 @@ def reference_inputs(dyn, links):
         PhiL[2 * c + 1] = L[o + 1]
         circle = P[c, col.KIND] == col.CIRCLE
         par[c] = [1.0 if circle else 0.0, P[c, col.DIR], P[c, col.DIR + 1], P[c, col.GAP],
-                  P[c, col.MU], P[c, col.MUS]]
-        assert P[c, col.KN] == KC and P[c, col.CN] == 0.0 and P[c, col.CT] == 0.0
-        assert P[c, col.MU] == 0.0 or P[c, col.KT] == KC
+                  P[c, sc.MU], P[c, sc.MUS]]
+        assert P[c, sc.KN] == KC and P[c, sc.CN] == 0.0 and P[c, sc.CT] == 0.0
+        assert P[c, sc.MU] == 0.0 or P[c, sc.KT] == KC
     return omega2, cdamp, B, freqs, np.ascontiguousarray(PhiL), par
 
 
@@ -415,6 +416,7 @@ def _kernel_loop(what, repeats, Ld, Li, Lp, x, d, W, g, y, P, dd, cv0, cv1, phi,
 def kernel_costs(dyn, links) -> list[list[str]]:
     """Each piece of ``_kernel_loop`` timed alone (us per call), the reference's product
     beside them."""
+    from fem import laws
     from fem.laws import columns as col
 
     kin = dyn.kinematics()
@@ -427,8 +429,8 @@ def kernel_costs(dyn, links) -> list[list[str]]:
         n = links.P[c, col.DIR:col.DIR + 3] if links.P[c, col.KIND] == col.PLANE else [1, 0, 0]
         d[o:o + 3] = np.asarray(n) * (links.P[c, col.GAP] + 1e-5)
     W, g, y = np.random.default_rng(2).random((m3, m3)), np.ones(m3), np.zeros(m3)
-    args = (kin.Ld, kin.Li, kin.Lp, x, d, W, g, y, links.P, dd, np.zeros((nc, col.NV)),
-            np.zeros((nc, col.NV)), np.zeros(m3), np.zeros((m3 // 3, 3, 3)),
+    args = (kin.Ld, kin.Li, kin.Lp, x, d, W, g, y, links.P, dd, np.zeros((nc, laws.NV)),
+            np.zeros((nc, laws.NV)), np.zeros(m3), np.zeros((m3 // 3, 3, 3)),
             np.zeros((m3 // 3, 3, 3)), np.full(nc, -1.0), np.zeros((m3, m3)), np.zeros(m3))
     rows = []
     labels = [f"3 products with L ({m3} x {m}, {dyn.L.nnz:,} entries, CSR)",

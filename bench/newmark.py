@@ -136,7 +136,7 @@ def fem_warmup(steps, dt):
     _, spec, _, system, _ = fem_setup(10, steps, dt)
     first, _ = fem_integrate(system, spec, dt)
     second, _ = fem_integrate(system, spec, dt)
-    stats = getattr(newmark_family._loop, "stats", None)
+    stats = getattr(newmark_family.RUNS[newmark_family.GENERAL], "stats", None)
     how = "unknown"
     if stats is not None:
         how = "cache load" if sum(stats.cache_hits.values()) else (

@@ -14,7 +14,7 @@ module's compiled code depends on are found from the module's syntax tree:
   the bodies of its own functions and classes that this code calls (a table built by a
   function), to a fixed point;
 * the names these read, resolved through the module's import statements to the package's
-  modules they come from (``from fem.laws.columns import KT`` reads fem/laws/columns.py,
+  modules they come from (``from fem.laws.columns import GAP`` reads fem/laws/columns.py,
   ``kernels.step(...)`` after ``from fem.integrators import kernels`` reads
   fem/integrators/kernels.py, ``from x import *`` reads x);
 * the same, from each module so found, whether it compiles code or holds constants.

@@ -216,8 +216,8 @@ def test_the_keys_follow_what_compiled_code_reads(copy):
 #: the modules without compiled code that compiled code reads (its constants)
 #: (the registry's table of the laws with events, ``fem.laws.EVENTFUL``, is made from the laws'
 #: declarations, ``fem.laws.contract``)
-READ_BY_COMPILED_CODE = {"laws/columns.py", "laws/__init__.py", "laws/contract.py",
-                         "probe_slots.py"}
+READ_BY_COMPILED_CODE = {"laws/columns.py", "laws/shock_columns.py", "laws/__init__.py",
+                         "laws/contract.py", "probe_slots.py"}
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from fem.links.law import mode_holds as _mode_holds
-from fem.laws.columns import (CIRCLE, CN, DIR, GAP, KIND, NP, NV, PDOT, PEN, PLANE, REL,
-                               RELEASE_GAP)
+from fem.laws import NP, NV
+from fem.laws.columns import CIRCLE, DIR, GAP, KIND, PDOT, PEN, PLANE, RELEASE_GAP
+from fem.laws.shock_columns import CN, REL
 
 THETA = np.linspace(0.0, 1.0, 2001)
 

@@ -24,7 +24,7 @@ SCANNED = sorted([*(ROOT / "integrators").glob("*.py"), *(ROOT / "exact").glob("
 #: slots
 GENERIC = {"BLK", "KIND", "DIR", "PEN", "PDOT", "MODE", "ACT", "G0", "G1", "NG", "NP", "NV",
            "NA", "ARCHIVED", "ENN", "ENT", "SLIPW", "FREE", "OPEN", "STICK", "SLIP", "BONDED"}
-LAW_NAMES = {"shock", "impact", "maxwell", "friction", "stick_slip"}
+LAW_NAMES = {"shock", "impact", "maxwell", "friction", "stick_slip", "shock_columns"}
 
 def law_columns() -> set[str]:
     names = {n for n in vars(columns) if n.isupper() and not n.startswith("_")}
@@ -88,3 +88,48 @@ def test_the_results_format_lists_every_law_series():
     assert text.count(start) == 1
     i = text.index(start) + len(start)
     assert text[i:text.index("\n<!-- end generated -->", i)] == laws.markdown_series()
+
+
+def test_a_law_gets_its_own_columns_from_the_registry():
+    """A law's own columns follow the shared ones, every law's from the same place; the
+    registry sizes the rows to the widest law, and a link set of several laws pads each
+    law's rows to that width."""
+    from fem import laws
+    from fem.laws import maxwell
+    from fem.links import linkset
+    from fem.runner import prepare
+
+    for row in laws.LAWS:
+        assert all(c >= columns.SHARED_P for c in row.own.P)
+        assert all(c >= columns.SHARED_V for c in row.own.V)
+    assert laws.NP == max([columns.SHARED_P] + [row.own.width_p for row in laws.LAWS])
+    assert laws.NV == max([columns.SHARED_V] + [row.own.width_v for row in laws.LAWS])
+    assert maxwell.STIFFNESS == columns.SHARED_P and laws.NP > columns.SHARED_P
+    # the layout of a law with columns of widths 1 and 3
+    own = columns.own(parameters=(1, 3), values=(3,))
+    assert own.P == (columns.SHARED_P, columns.SHARED_P + 1)
+    assert own.width_p == columns.SHARED_P + 4
+    assert own.V == (columns.SHARED_V,) and own.width_v == columns.SHARED_V + 3
+
+    data = {
+        "mesh": {"nodes": {"A": [0.0, 0.0, 0.0]}},
+        "model": {"components": ["DX"]},
+        "discrete": [{"nodes": ["A"], "mass": 1.0, "stiffness": 10.0}],
+        "link": [{"name": "stop", "kind": "shock", "nodes": ["A"], "obstacle": "plane",
+                  "normal": [1.0, 0.0, 0.0], "gap": 1e-3, "stiffness": 1e6},
+                 {"name": "damper", "kind": "maxwell", "nodes": ["A"],
+                  "direction": [1.0, 0.0, 0.0], "stiffness": 123.0, "damping": 4.5}],
+        "analysis": [{"name": "t", "kind": "transient", "scheme": "newmark", "end": 0.01,
+                      "step": 1e-3}],
+    }
+    study, model = prepare(fem.Study.from_dict(data, name="columns").spec)
+    links = linkset.build(list(study.links), model)
+    assert links.P.shape == (2, laws.NP)
+    shock_row, maxwell_row = links.P
+    assert maxwell_row[columns.KIND] == maxwell.MAXWELL
+    assert (maxwell_row[maxwell.STIFFNESS], maxwell_row[maxwell.DAMPING]) == (123.0, 4.5)
+    from fem.laws import shock_columns
+
+    assert maxwell_row[shock_columns.KN] == 123.0     # the columns overlap: one law a contact
+    assert shock_row[shock_columns.KN] == 1e6
+    assert laws.NP == shock_columns.OWN.width_p < 20     # the widest law's row, no more

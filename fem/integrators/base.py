@@ -51,9 +51,10 @@ import scipy.sparse.linalg
 
 from fem.compiled import Bound
 from fem.errors import SolverError
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, crossed, diverged,
-                                     make_buffers, make_log, record_changes, state_arrays)
-from fem.laws.columns import BLK, BONDED, DIR, MODE, NP, NV
+from fem.integrators.kernels import (DONE, FULL, make_buffers, make_log, make_outputs,
+                                     state_arrays)
+from fem.laws import NP, NV
+from fem.laws.columns import BLK, BONDED, DIR, MODE, NA
 from fem.linalg import as_csr
 from fem.links.law import push_bond, set_bond
 from fem.links.traits import traits
@@ -303,25 +304,18 @@ class Scheme:
         return status, row
 
     def _partial(self, t_end, w_end):
-        """One step from t to t_end with the modes held (locate) or chosen (step)."""
-        flags = self._flags()
-        status = self.single_step(t_end - self.t, self.w, w_end, flags)
-        self._trial = (float(t_end), w_end)
-        self.pending = self._trial
-        if status != DONE:
-            return status
-        c, x = self.cur, 1 - self.cur
-        b = self.buf
-        if diverged(b.X[x]):
-            return DIVERGED
-        if self.links:
-            if self.locate:
-                if crossed(self.P, b.CV[c], b.CV[x], b.DB[c], b.DD[c], b.DB[x], b.DD[x],
-                           t_end - self.t):
-                    return EVENT
-            else:
-                record_changes(self.P, b.CV[c], b.CV[x], t_end, self.log)
-        return DONE
+        """One step from t to t_end with the modes held (locate) or chosen (step), left
+        pending (``accept`` takes it): the scheme's own loop over that one step (its event
+        test, or the changes it records). Returns the loop's status."""
+        raise NotImplementedError
+
+    def no_rows(self):
+        """Archived rows of the driver's types, none of them (a step that archives
+        nothing)."""
+        found = getattr(self, "_no_rows", None)
+        if found is None:
+            found = self._no_rows = make_outputs(0, self.n, self.P.shape[0], NA)
+        return found
 
     def _flags(self):
         if self.locate:

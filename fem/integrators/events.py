@@ -46,8 +46,9 @@ import numpy as np
 from fem import laws
 from fem.errors import SolverError
 from fem.integrators import landing
-from fem.integrators.kernels import DONE, quadratic
-from fem.laws.columns import ACT, ENN, ENT, G0, G1, KIND, MODE, OPEN
+from fem.integrators.kernels import DONE, EL, instant_loss
+from fem.laws.columns import ACT, G0, G1, KIND, MODE, OPEN
+from fem.links.law import stored_energy
 
 __all__ = ["locate", "settle", "apply", "initial_modes", "MAX_CASCADE", "MAX_EVENTS_PER_STEP",
            "EVENT_COLUMNS"]
@@ -129,28 +130,20 @@ def locate(scheme, out, row) -> tuple[int, list]:
 
 
 def _stored(scheme) -> float:
-    cv = scheme.buf.CV[scheme.cur]
-    return float(np.sum(cv[:, ENN]) + np.sum(cv[:, ENT]))
+    return float(stored_energy(scheme.buf.CV[scheme.cur]))
 
 
 def _dissipate(scheme, stored_before: float):
     """At an instant the links do no work: the energy their springs lose when their modes
     change (a contact released while penetrated, a slide that starts under a static
     coefficient above the sliding one, a stick whose spring holds less than the sliding
-    force) is dissipated. The energy a spring gains there (a stick that holds more than the
-    sliding force, ``stick_slip``: the penalty's own energy, at most (mu_s^2 - mu^2) F_n^2 /
-    (2 kt)) is not taken from the dissipation, which never decreases: the balance shows
-    it."""
+    force) is dissipated (``kernels.instant_loss``). The energy a spring gains there (a
+    stick that holds more than the sliding force, ``stick_slip``: the penalty's own energy,
+    at most (mu_s^2 - mu^2) F_n^2 / (2 kt)) is not taken from the dissipation, which never
+    decreases: the balance shows it."""
     c, b = scheme.cur, scheme.buf
-    change = stored_before - _stored(scheme)
-    # a contact landed on its switching point holds energy at the round-off of that point:
-    # transfers below the round-off of the mechanical energy are not dissipation
-    v, x = b.V[c], b.X[c]
-    ops = scheme.ops
-    total = abs(0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)) + abs(0.5 * quadratic(
-        ops.Kd, ops.Ki, ops.Kp, x, x)) + max(stored_before, 0.0)
-    if change > 1e-13 * total:
-        b.E[c][2] += change
+    b.E[c][EL] += scheme.call(instant_loss)(scheme.ops, b.X[c], b.V[c], float(stored_before),
+                                            _stored(scheme))
 
 
 # --------------------------------------------------------------------------- at an instant

@@ -64,7 +64,8 @@ from fem.integrators.exact_pieces import (CASCADE, HANDLED, NE, NEED_FORM, OI, a
                                           run_pieces)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT, FULL, diverged, hold_internals
 from fem.linalg import as_csr
-from fem.laws.columns import G0, MODE, NV, OPEN
+from fem.laws import NV
+from fem.laws.columns import G0, MODE, OPEN
 from fem.links.law import internal, set_bond
 from fem.study.specs import step_limit
 

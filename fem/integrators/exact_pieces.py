@@ -34,10 +34,11 @@ from fem.exact.spectral import (exponentials, first_root, forcing_terms, pair_su
                                 work_coefficients)
 from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATION, EVENT,
                                      applied_force, archive_row, diverged, hold_internals,
-                                     links_at, log_event, quadratic)
-from fem.laws.columns import BLK, G0, MODE, PDOT
+                                     instant_loss, links_at, log_event)
+from fem.laws.columns import G0, MODE, PDOT
 from fem.linalg import NO, YES
-from fem.links.law import JACOBIAN, set_bond, stored_energy, switch_normal
+from fem.links.law import (JACOBIAN, normal_violated, set_bond, stored_energy,
+                           switch_normal)
 from fem.links.law import internal as internal_variable
 
 #: statuses of ``run_pieces`` besides DONE (the end of the stretch), EVENT (an event for the
@@ -509,7 +510,10 @@ def _switch(P, c, cv, d, t, log):
 def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
     """The event of the normal function of shock contact c at the state of buffer ``cur``
     (time t, loads w), for a link set of frictionless shock contacts: change its mode, settle
-    the instant, restart, dissipate (``fem.integrators.events``: apply, settle, _dissipate).
+    the instant, restart, dissipate: ``fem.integrators.events.apply`` in compiled code for
+    these contacts, with the same rules (the law's ``switch_normal`` and
+    ``normal_violated``, the loads' ``applied_force``, ``kernels.instant_loss``), taken
+    without a return to Python between the pieces.
     Returns HANDLED, or CASCADE when the modes keep changing (more than ``cascade``
     changes)."""
     cv = buf.CV[cur]
@@ -521,11 +525,7 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
         changed = False
         d = buf.DB[cur]
         for k in range(cv.shape[0]):
-            o = 3 * int(P[k, BLK])
-            size = 1.0
-            for q in range(3):
-                size = max(size, abs(d[o + q]))
-            if cv[k, G0] < -1e-12 * size:
+            if normal_violated(P, k, cv, d):
                 _switch(P, k, cv, d, t, log)
                 changed = True
                 break
@@ -548,10 +548,6 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
             for q in range(a.size):
                 s += mfull[r, q] * sc.f[q]
             a[r] = s
-    # the energy the links' springs lose (or gain) at the change is dissipated (given back)
-    change = stored - stored_energy(cv)
-    total = abs(0.5 * quadratic(ops.Md, ops.Mi, ops.Mp, v, v)) + abs(
-        0.5 * quadratic(ops.Kd, ops.Ki, ops.Kp, x, x)) + max(stored, 0.0)
-    if abs(change) > 1e-13 * total:
-        buf.E[cur][EL] += change
+    # the energy the links' springs lose at the change is dissipated
+    buf.E[cur][EL] += instant_loss(ops, x, v, stored, stored_energy(cv))
     return HANDLED

@@ -38,7 +38,7 @@ from fem.integrators.adaptive import (ACCEPTED, ADAPTIVE, CONTROL, ERR_PREV, EXP
                                       SV, SX, TAU, TOL, load_at)
 from fem.integrators.base import Scheme
 from fem.integrators import loops
-from fem.integrators.explicit_loop import _emit, loop, trial_step
+from fem.integrators.explicit_loop import RUN, TAKE, TRIAL, loop
 from fem.integrators.explicit_steps import (DEVOGE, EULER, RK, VERLET, Mass, Rigid, Tableau,
                                             Work, tableau)
 from fem.integrators.kernels import DIVERGED, DONE, EVENT
@@ -79,7 +79,7 @@ class Explicit(Scheme):
         m3 = self.L.shape[0]
         nb = dynamics.B.shape[1]
         s = max(self.tab.b.size, 4)
-        from fem.laws.columns import NV
+        from fem.laws import NV
         law_traits = traits(self.P)
         self.ws = Work(np.empty(nb), np.empty(nb), np.empty(nb), np.empty(n), np.empty(n),
                        np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros((s, n)),
@@ -181,11 +181,7 @@ class Explicit(Scheme):
     def advance(self, out, row):
         ch = self.chunk
         before = self.ctl[ACCEPTED]
-        status, row = self.call(loop)(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
-                                      self.rig, ch.dt, ch.k, ch.times, ch.W, ch.archive,
-                                      self.every, self.buf, self.cur, self.ws, self.hist_t,
-                                      self.hist_f, out, row, self.locate, self.log,
-                                      self.lean and self.every == 0, *self.lean_rows)
+        status, row = self._loop(RUN, out, row)
         self.steps = int(self.ctl[ACCEPTED])
         self.rejected = int(self.ctl[REJECTED])
         t0 = float(ch.times[0])
@@ -203,50 +199,39 @@ class Explicit(Scheme):
         del before
         return status, row
 
+    def _loop(self, mode, out, row):
+        """The compiled loop in ``mode`` (``explicit_loop.RUN``, ``TRIAL`` or ``TAKE``)."""
+        ch = self.chunk
+        return self.call(loop)(mode, self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
+                               self.rig, ch.dt, ch.k, ch.times, ch.W, ch.archive, self.every,
+                               self.buf, self.cur, self.ws, self.hist_t, self.hist_f, out, row,
+                               self.locate, self.log, self.lean and self.every == 0,
+                               *self.lean_rows)
+
+    def _driven(self, mode, t_end, out, row):
+        """The loop in ``mode`` over the step [t, t_end] (the step size the loop would take
+        next is kept)."""
+        ctl = self.ctl
+        kept = ctl[H]
+        ctl[TAU] = self.t - float(self.chunk.times[0])
+        ctl[H] = t_end - self.t
+        try:
+            return self._loop(mode, out, row)
+        finally:
+            ctl[H] = kept
+
     def trial(self, t_end):
         """The pending step again, from t to t_end, with the modes held."""
-        ch = self.chunk
-        c = self.cur
-        b = self.buf
-        tau = self.t - float(ch.times[0])
-        h = t_end - self.t
-        flags = self._flags()
-        w1 = np.empty(ch.W.shape[1])
-        r = self.call(trial_step)(self.ctl, self.tab, self.ops, self.kin, self.mass, self.P,
-                                  self.rig, float(tau), float(h), ch.dt, ch.k, ch.W, b, c, flags,
-                                  self.ws, self.hist_t, self.hist_f, w1)
-        self._trial = (float(t_end), w1)
-        return DONE if r == r else DIVERGED
+        status, _ = self._driven(TRIAL, t_end, self.no_rows(), 0)
+        self._trial = (float(t_end), self.ws.w.copy())
+        return status
 
     def accept(self, out, row):
         """Take the trial step: archive the knots it covers, then its end is the state."""
         t_end, w1 = self._trial
-        ch = self.chunk
-        c, x = self.cur, 1 - self.cur
-        b = self.buf
-        t0 = float(ch.times[0])
-        tau, h = self.t - t0, t_end - self.t
-        flags = self._flags()
-        first = max(int(np.searchsorted(ch.times, self.t, side="right")), 1)
-        last = int(np.searchsorted(ch.times, t_end, side="right"))
-        for j in range(first, last):
-            if ch.archive[j]:
-                row = self.call(_emit)(self.ctl, self.ops, self.kin, self.mass, self.P,
-                                       self.rig, float(tau), float(h), ch.dt, ch.k, ch.W,
-                                       ch.times, j, b.X[c], b.V[c], b.A[c], b.X[x], b.V[x],
-                                       b.A[x], b.CV[c], b.E[c], b.E[x], flags, self.ws, out,
-                                       row)
-        if self.method == DEVOGE:
-            self.hist_t[:] = (tau, tau + 0.5 * h, t_end - t0)
-            self.hist_f[0] = b.A[c]
-            self.hist_f[1] = self.ws.vh
-            self.hist_f[2] = b.A[x]
-            self.ctl[HISTORY] = 1.0
-        for arr in b:
-            arr[c] = arr[x]
+        _, row = self._driven(TAKE, t_end, out, row)
         self.t, self.w = float(t_end), w1
-        self.ctl[TAU] = self.t - t0
-        self.ctl[ACCEPTED] += 1
+        self.ctl[TAU] = self.t - float(self.chunk.times[0])
         self.steps = int(self.ctl[ACCEPTED])
         return row
 

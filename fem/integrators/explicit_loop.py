@@ -1,6 +1,7 @@
 """The compiled loop of the explicit schemes (``fem.integrators.explicit``): the steps from
-knot to knot with the event test, the dense output at the archive knots, and the trial step
-that the driver takes alone (a step cut at an event).
+knot to knot with the event test, the dense output at the archive knots, and, as modes of
+the same loop, the trial step that the driver computes alone (a step cut at an event:
+``TRIAL``) and the taking of that step (``TAKE``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from fem.integrators.explicit_lean import segment
 from fem.integrators.explicit_steps import (DEVOGE, EULER, VERLET, _link_powers, _powers,
                                             accel, apparent_step_inline, step)
 from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, MINSTEP, archive_row,
-                                     crossed_inline, diverged, record_changes, step_energy,
+                                     crossed_inline, diverged, record_changes,
                                      step_energy_inline)
 from fem.laws.columns import MODE
 from fem.links.law import stored_energy
@@ -25,6 +26,10 @@ from fem.links.law import stored_energy
 # --------------------------------------------------------------------------- the loop
 #: the most steps (taken or refused) one call of the loop makes before it returns FULL
 CALL_STEPS = 1 << 20
+#: what a call of the loop does: run the steps to the end of the chunk; compute the step
+#: [TAU, TAU + H] into the other buffer with the modes held and return (a trial step of the
+#: event search); take the step the last trial computed
+RUN, TRIAL, TAKE = 0, 1, 2
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -37,12 +42,15 @@ def _modes_changed(cv0, cv1):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur, ws,
-         hist_t, hist_f, out, row, locate, log, lean, R, RS):
+def loop(mode, ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf, cur,
+         ws, hist_t, hist_f, out, row, locate, log, lean, R, RS):
     """Steps from local time ctl[TAU] to the end of the chunk (k knots of spacing dt);
     returns (status, rows). On EVENT the pending step [TAU, TAU + H] is in buffer 1 - cur.
     With ``lean``, the steps that qualify run in ``explicit_lean.segment`` (R, RS: the rows
-    of the plane contacts and M^-1 times them)."""
+    of the plane contacts and M^-1 times them). ``mode`` TRIAL computes the step [TAU,
+    TAU + H] into buffer 1 - cur with its energy terms (ws.w: the loads at its end) and
+    returns DONE or DIVERGED; TAKE takes the step the last trial left there (the archived
+    knots it covers, then its end is the state); RUN runs the steps."""
     n = ops.B.shape[0]
     nxt = 1 - cur
     x, v, a, cv = buf.X[cur], buf.V[cur], buf.A[cur], buf.CV[cur]
@@ -66,85 +74,100 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     wp = ws.wp
     load_at(tau, dt, k, W, wp, ws.slope)
     taken = 0
-    while tau < tend * (1.0 - 1e-15):
-        taken += 1
-        if taken > CALL_STEPS:
-            # back to the driver now and then (step budget, progress, signals)
-            ctl[TAU] = tau
-            ctl[H] = h
-            return FULL, row
-        if lean:
-            knot = j
-            while knot <= k and not archive[knot]:
-                knot += 1
-            tau, h, got = segment(ctl, ops, kin, P, R, RS, mass.inv, tau, h, hmax, hmin, tend,
-                                  dt, k, W, archive, knot, x, v, a, cv, phi, db, dd, E, wp,
-                                  ws.w, ws.slope, x1, v1, a1, cv1, flags, rig.J)
-            if got:
-                # the segment leaves the chunk's last step to this loop
-                taken += got
-                _track(ctl, x, v)
-        if adaptive:
-            hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
-        else:
-            # the knots are the steps
-            i_next = int(math.floor(tau / dt * (1.0 + 1e-14) + 1e-9)) + 1
-            hs = i_next * dt - tau
-            lands = i_next >= k
-        if row + 2 + (int(hs * per_dt) + 1 if j <= k else 0) > cap:
-            ctl[TAU] = tau
-            ctl[H] = h
-            return FULL, row
-        for c in range(P.shape[0]):
-            flags[c] = cv[c, MODE] if locate else -1.0
-        if method == EULER or method == VERLET:
-            r = apparent_step_inline(ctl, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv,
-                                     x1, v1, a1, cv1, phi1, db1, dd1, flags, ws)
-        else:
-            r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, phi, dd,
-                     x1, v1, a1, cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
-        if not r == r:
-            ctl[TAU] = tau
-            return DIVERGED, row
-        if adaptive:
-            if method == EULER or method == VERLET:
-                if not locate and _modes_changed(cv, cv1):
-                    # events = "step": a law changes its mode at the end of this step; the
-                    # jump of the acceleration it brings is no frequency of the motion (a
-                    # shorter step would keep it and want shorter still)
-                    r = max(r, hs)
-                if r < hmin:
-                    ctl[TAU] = tau
-                    ctl[H] = r
-                    return MINSTEP, row
-                wanted = min(r, hmax)
-                if hs > 1.5 * wanted and hs > hmin * (1.0 + 1e-12):
-                    ctl[REJECTED] += 1
-                    h = wanted
-                    continue
-            elif r > 1.0 and hs > hmin * (1.0 + 1e-12):
-                ctl[REJECTED] += 1
-                ctl[LAST_REJECTED] = 1.0
-                h = hs * max(0.2, 0.9 * r ** -ctl[EXPONENT])
-                if h < hmin:
-                    ctl[TAU] = tau
-                    ctl[H] = h
-                    return MINSTEP, row
-                continue
-        if diverged(x1):
-            ctl[TAU] = tau
-            ctl[H] = hs
-            return DIVERGED, row
-        step_energy_inline(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db, db1, E,
-                           E1, ws.quad)
-        if P.shape[0]:
-            if locate:
-                if crossed_inline(P, cv, cv1, db, dd, db1, dd1, hs):
-                    ctl[TAU] = tau
-                    ctl[H] = hs
-                    return EVENT, row
+    r = 0.0
+    while mode != RUN or tau < tend * (1.0 - 1e-15):
+        if mode == RUN:
+            taken += 1
+            if taken > CALL_STEPS:
+                # back to the driver now and then (step budget, progress, signals)
+                ctl[TAU] = tau
+                ctl[H] = h
+                return FULL, row
+            if lean:
+                knot = j
+                while knot <= k and not archive[knot]:
+                    knot += 1
+                tau, h, got = segment(ctl, ops, kin, P, R, RS, mass.inv, tau, h, hmax, hmin,
+                                      tend, dt, k, W, archive, knot, x, v, a, cv, phi, db, dd,
+                                      E, wp, ws.w, ws.slope, x1, v1, a1, cv1, flags, rig.J)
+                if got:
+                    # the segment leaves the chunk's last step to this loop
+                    taken += got
+                    _track(ctl, x, v)
+            if adaptive:
+                hs, lands = plan_step(tau, max(h, hmin), tend, hmax)
             else:
-                record_changes(P, cv, cv1, times[0] + tau + hs, log)
+                # the knots are the steps
+                i_next = int(math.floor(tau / dt * (1.0 + 1e-14) + 1e-9)) + 1
+                hs = i_next * dt - tau
+                lands = i_next >= k
+            if row + 2 + (int(hs * per_dt) + 1 if j <= k else 0) > cap:
+                ctl[TAU] = tau
+                ctl[H] = h
+                return FULL, row
+        else:
+            # the driver's step [TAU, TAU + H]
+            hs = h
+            lands = False
+        if mode == TAKE:
+            # the step the last trial computed (its loads at the end again)
+            load_at(tau + hs, dt, k, W, ws.w, ws.slope)
+        else:
+            for c in range(P.shape[0]):
+                flags[c] = cv[c, MODE] if locate else -1.0
+            if method == EULER or method == VERLET:
+                r = apparent_step_inline(ctl, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v,
+                                         a, cv, x1, v1, a1, cv1, phi1, db1, dd1, flags, ws)
+            else:
+                r = step(ctl, tab, ops, kin, mass, P, rig, tau, hs, dt, k, W, x, v, a, cv, phi,
+                         dd, x1, v1, a1, cv1, phi1, db1, dd1, flags, ws, hist_t, hist_f)
+            if not r == r:
+                ctl[TAU] = tau
+                return DIVERGED, row
+            if mode == TRIAL:
+                load_at(tau + hs, dt, k, W, ws.w, ws.slope)
+                step_energy_inline(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db,
+                                   db1, E, E1, ws.quad)
+                return DONE, row
+            if adaptive:
+                if method == EULER or method == VERLET:
+                    if not locate and _modes_changed(cv, cv1):
+                        # events = "step": a law changes its mode at the end of this step;
+                        # the jump of the acceleration it brings is no frequency of the
+                        # motion (a shorter step would keep it and want shorter still)
+                        r = max(r, hs)
+                    if r < hmin:
+                        ctl[TAU] = tau
+                        ctl[H] = r
+                        return MINSTEP, row
+                    wanted = min(r, hmax)
+                    if hs > 1.5 * wanted and hs > hmin * (1.0 + 1e-12):
+                        ctl[REJECTED] += 1
+                        h = wanted
+                        continue
+                elif r > 1.0 and hs > hmin * (1.0 + 1e-12):
+                    ctl[REJECTED] += 1
+                    ctl[LAST_REJECTED] = 1.0
+                    h = hs * max(0.2, 0.9 * r ** -ctl[EXPONENT])
+                    if h < hmin:
+                        ctl[TAU] = tau
+                        ctl[H] = h
+                        return MINSTEP, row
+                    continue
+            if diverged(x1):
+                ctl[TAU] = tau
+                ctl[H] = hs
+                return DIVERGED, row
+            step_energy_inline(ops, kin, P, x, x1, v, v1, wp, ws.w, cv, cv1, phi, phi1, db,
+                               db1, E, E1, ws.quad)
+            if P.shape[0]:
+                if locate:
+                    if crossed_inline(P, cv, cv1, db, dd, db1, dd1, hs):
+                        ctl[TAU] = tau
+                        ctl[H] = hs
+                        return EVENT, row
+                else:
+                    record_changes(P, cv, cv1, times[0] + tau + hs, log)
         # take the step: archived knots it covers by dense output (which use ws.w), then the
         # new state
         for c in range(wp.size):
@@ -157,7 +180,8 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
             j += 1
         ctl[ACCEPTED] += 1
         last_knot = j - 1 >= 1 and archive[j - 1] and (j - 1) * dt >= end * (1.0 - 1e-14)
-        if every > 0 and int(ctl[ACCEPTED]) % every == 0 and not last_knot:
+        if mode == RUN and every > 0 and int(ctl[ACCEPTED]) % every == 0 and not last_knot:
+            # (a step the driver takes is not counted: its rows are the driver's to reserve)
             archive_row(out, row, times[0] + end, ops, x1, v1, a1, cv1, E1, 0.0)
             row += 1
         if method == DEVOGE:
@@ -184,6 +208,9 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
         for q in range(E.size):
             E[q] = E1[q]
         _track(ctl, x, v)
+        if mode == TAKE:
+            ctl[TAU] = tau
+            return DONE, row
         if adaptive:
             if method == EULER or method == VERLET:
                 h = min(max(r, hmin), hmax, 1.2 * max(h, hs))
@@ -193,23 +220,6 @@ def loop(ctl, tab, ops, kin, mass, P, rig, dt, k, times, W, archive, every, buf,
     ctl[TAU] = tau
     ctl[H] = h
     return DONE, row
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def trial_step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, buf, cur, flags, ws, hist_t,
-               hist_f, w1):
-    """The step [tau, tau + h] from buffer cur into the other one, with its energy terms;
-    w1 gets the loads at its end. Returns what ``step`` returns."""
-    c, o = cur, 1 - cur
-    r = step(ctl, tab, ops, kin, mass, P, rig, tau, h, dt, k, W, buf.X[c], buf.V[c], buf.A[c],
-             buf.CV[c], buf.PHI[c], buf.DD[c], buf.X[o], buf.V[o], buf.A[o], buf.CV[o],
-             buf.PHI[o], buf.DB[o], buf.DD[o], flags, ws, hist_t, hist_f)
-    load_at(tau, dt, k, W, ws.wp, ws.slope)
-    load_at(tau + h, dt, k, W, w1, ws.slope)
-    step_energy(ops, kin, P, buf.X[c], buf.X[o], buf.V[c], buf.V[o], ws.wp, w1, buf.CV[c],
-                buf.CV[o], buf.PHI[c], buf.PHI[o], buf.DB[c], buf.DB[o], buf.E[c], buf.E[o],
-                ws.quad)
-    return r
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")

@@ -1,20 +1,23 @@
 """Which compiled step loop runs a transient analysis, and why: the one place that decides.
 
-Each family of schemes has a general loop and fast paths that rely on what the links' laws
-allow (their traits, ``fem.links.traits``), never on a law's name or columns:
+Each family of schemes has one loop, with a general step and fast paths that rely on what
+the links' laws allow (their traits, ``fem.links.traits``), never on a law's name or
+columns:
 
-* Newmark family (newmark, hht, central_difference): the *lean* loop when the steps are never
+* Newmark family (newmark, hht, central_difference): one loop
+  (``fem.integrators.newmark_loop``) whose step is the *lean* one when the steps are never
   undone and every link force is k max(p, 0) along a fixed normal (central differences,
   ``events = "step"``, no imposed motion on the links' dofs, every contact ``plane_elastic``):
-  ``fem.integrators.newmark_lean``; the *direct* loop when, with the same scheme and
+  ``fem.integrators.newmark_lean``; the *direct* one when, with the same scheme and
   conditions, every contact's forces follow from the displacements alone (``elastic``):
-  ``fem.integrators.newmark_direct``; otherwise the general loop with the links' Newton
-  iteration (``fem.integrators.newmark_steps``). The lean and direct loops run only where the
-  step matrix is banded or modal; the general loop takes the rest.
-* explicit schemes (rk4, rk32, rk54, euler, adaptive2, devogelaere): the *segment* of
-  ``fem.integrators.explicit_lean`` for adaptive2 with located events on an undamped modal
-  basis whose links are all ``plane_elastic`` with no imposed motion; otherwise the general
-  loop (``fem.integrators.explicit_loop``).
+  ``fem.integrators.newmark_direct``; otherwise the general step with the links' Newton
+  iteration (``fem.integrators.newmark_steps``). The lean and direct steps run only where the
+  step matrix is banded or modal; the general step takes the rest.
+* explicit schemes (rk4, rk32, rk54, euler, adaptive2, devogelaere): one loop
+  (``fem.integrators.explicit_loop``, whose modes also compute and take the driver's trial
+  steps); it runs the steps in the *segment* of ``fem.integrators.explicit_lean`` for
+  adaptive2 with located events on an undamped modal basis whose links are all
+  ``plane_elastic`` with no imposed motion, else its general steps.
 * exact: its pieces take the contacts' events themselves when no link acts at instants
   (impacts) nor has friction; otherwise each event is located by the driver.
 """
@@ -31,7 +34,8 @@ class Choice:
     why: str
 
 
-#: the loops, with the module that holds each
+#: the loops (for the Newmark family, the steps of its one loop), with the module that holds
+#: each
 LOOPS = {
     "newmark lean": "fem.integrators.newmark_lean",
     "newmark direct": "fem.integrators.newmark_direct",

@@ -1,5 +1,6 @@
-"""Central differences with link forces that depend on the displacements alone: the step
-loop of the Newmark family without the links' Newton iteration.
+"""Central differences with link forces that depend on the displacements alone: the step of
+the Newmark family without the links' Newton iteration (the body ``DIRECT`` of
+``fem.integrators.newmark_loop``).
 
 With beta = 0 (and alpha = 0) the displacement at the end of a step is the predictor,
 u_n+1 = u~, so the link displacements d = L u~ are known before the acceleration.
@@ -10,8 +11,8 @@ left) -- the law gives the forces phi_n+1 at once, and
 
     a_n+1 = a0 + S^-1 L^T phi_n+1,    v_n+1 = v~ + gamma dt a_n+1,
 
-with no iteration: the same step as the general loop's (``newmark_steps._loop``, whose
-Newton iteration converges there in one update), in the same arithmetic. The loop reads L
+with no iteration: the same step as the general one (``newmark_steps.step``, whose
+Newton iteration converges there in one update), in the same arithmetic. The step reads L
 and S^-1 L^T on the rows of the links' blocks only; on a modal basis these rows are dense
 (every mode moves every link) and are held as dense arrays, so that the product runs over
 contiguous memory (as axpy updates, in the order a row-by-row sum takes); otherwise (a
@@ -21,15 +22,16 @@ Each step evaluates the law (``fem.links.law.evaluate``) at the new displacement
 values of the previous step (modes, anchors, sliding directions); its forces do not depend
 on the rates, so it is given zero rates, and the columns that do -- the penetration rate,
 the slip rate and the friction event function of a sliding contact -- are computed from the
-new velocity (``_rates``) where they are read: at a step that changes a contact's mode (the
-event log records the penetration rate as the speed of the change), at an archived step and
-at the end of the call (the state the driver reads). The energy terms are those of the
-general loop (``kernels.close_energy``: the loads' and dampers' work by the trapezoidal rule,
-the links' slip work and the stored energy lost at a release), which use no rate either.
+new velocity (``settle_rates``) where they are read: at a step that changes a contact's mode
+(the event log records the penetration rate as the speed of the change), at an archived step,
+at the end of the call and before the loop returns with a full event log (the state the
+driver reads). The energy terms are those of the general step (``kernels.close_energy``: the
+loads' and dampers' work by the trapezoidal rule, the links' slip work and the stored energy
+lost at a release), which use no rate either.
 
 Everything else (a damper on a contact, rigid contacts, links on dofs with an imposed motion,
-events = "locate", Newmark and HHT) goes through the general loop; plane contacts without damper nor friction through the lean
-loop (``fem.integrators.newmark_lean``).
+events = "locate", Newmark and HHT) takes the general step; plane contacts without damper
+nor friction the lean one (``fem.integrators.newmark_lean``).
 """
 
 from __future__ import annotations
@@ -38,8 +40,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
-                                     close_energy_inline, record_changes_of, state_at,
+from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, close_energy_inline,
                                      step_powers)
 from fem.integrators.newmark_steps import advance_state, predict_solve
 from fem.laws.columns import BLK, MODE
@@ -88,61 +89,45 @@ def aligned(shape) -> np.ndarray:
     return raw[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def direct_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
-                log, half_dt, rows, LT, ZR, zero, sums):
-    """Steps i0 + 1 ... k of a chunk (module docstring), alternating between the two buffers
-    as ``newmark_steps._loop`` does; returns (status, step, parity, rows) as it does. rows:
-    the rows of d the contacts read; LT, ZR: L^T and S^-1 L^T on them, dense (or (0, 0):
-    the CSR parts of kin and sops); zero: zeros (3 m,), the rates the law is given; sums
-    (len(rows),) scratch."""
-    flags = wk.flags
+@numba.njit(cache=True, nogil=True, inline="always")
+def direct_step(i, dt, co, ops, kin, P, sops, W, s0, s1, wk, parts, energy):
+    """Step i from s0 into s1 (module docstring); returns (status, whether a contact changed
+    mode). parts (``newmark_loop.DirectParts``): the rows of d the contacts read, L^T and
+    S^-1 L^T on them (dense, or (0, 0): the CSR parts of kin and sops), the zero rates the
+    law is given and scratch sums."""
+    rows, LT, ZR, sums = parts.rows, parts.LT, parts.ZR, parts.sums
     nc = P.shape[0]
     n = wk.ut.size
     beta, gamma = co.beta, co.gamma
-    energy = wk.quad[3] > 0.0
-    parity = 0
-    for i in range(i0 + 1, k + 1):
-        if log.count[0] + nc > log.time.size:
-            # the state reached was brought up to date when this was seen (below)
-            return FULL, i - 1, parity, row
-        c = cur if parity == 0 else 1 - cur
-        s0 = state_at(buf, c)
-        s1 = state_at(buf, 1 - c)
-        predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
-        ut, vt, a1, d1 = wk.ut, wk.vt, s1.a, s1.db
-        _rows_product(kin, rows, LT, ut, sums)
-        for r in range(rows.size):
-            d1[rows[r]] = sums[r]
-        evaluate(P, d1, zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, flags, JACOBIAN[0], dt)
-        _scatter(sops, rows, ZR, s1.phi, a1)
-        x1, v1 = s1.x, s1.v
-        bad = 0
-        for j in range(n):
-            x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
-            bad += 0 if abs(x1[j]) <= DIVERGENCE_LIMIT else 1
-        if energy:
-            work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, W[i - 1], W[i], s0.x,
-                                       x1, s0.v, v1)
-            close_energy_inline(work, damped, kin.Lw, kin.imposed, P, W[i - 1], W[i], s0.cv,
-                                s1.cv, s0.phi, s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
-        if bad:
-            return DIVERGED, i, parity, row
-        changed = False
-        for q in range(nc):
-            changed = changed or s0.cv[q, MODE] != s1.cv[q, MODE]
-        if changed or archive[i] or i == k or log.count[0] + 2 * nc > log.time.size:
-            _rates(P, kin, rows, LT, v1, s1.cv, s1.dd, sums)
-        if changed:
-            record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
-                              log.speed, log.count)
-        if archive[i]:
-            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
-                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x1, v1, a1, s1.cv, s1.e,
-                           half_dt)
-            row += 1
-        parity = 1 - parity
-    return DONE, k, parity, row
+    predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
+    ut, vt, a1, d1 = wk.ut, wk.vt, s1.a, s1.db
+    _rows_product(kin, rows, LT, ut, sums)
+    for r in range(rows.size):
+        d1[rows[r]] = sums[r]
+    evaluate(P, d1, parts.zero, s0.cv, s1.cv, s1.phi, wk.Jd, wk.Jv, wk.flags, JACOBIAN[0], dt)
+    _scatter(sops, rows, ZR, s1.phi, a1)
+    x1, v1 = s1.x, s1.v
+    bad = 0
+    for j in range(n):
+        x1[j], v1[j] = advance_state(ut[j], vt[j], a1[j], dt, beta, gamma)
+        bad += 0 if abs(x1[j]) <= DIVERGENCE_LIMIT else 1
+    if energy:
+        work, damped = step_powers(ops.B, ops.Cd, ops.Ci, ops.Cp, W[i - 1], W[i], s0.x, x1,
+                                   s0.v, v1)
+        close_energy_inline(work, damped, kin.Lw, kin.imposed, P, W[i - 1], W[i], s0.cv,
+                            s1.cv, s0.phi, s1.phi, s0.db, s1.db, s0.e, s1.e, wk.quad)
+    if bad:
+        return DIVERGED, False
+    changed = False
+    for q in range(nc):
+        changed = changed or s0.cv[q, MODE] != s1.cv[q, MODE]
+    return DONE, changed
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def settle_rates(P, kin, parts, s):
+    """The link rates of state s and the law's columns that depend on them (``_rates``)."""
+    _rates(P, kin, parts.rows, parts.LT, s.v, s.cv, s.dd, parts.sums)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

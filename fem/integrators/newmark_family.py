@@ -25,10 +25,12 @@ with ``"locate"`` the modes hold over the step and ``fem.integrators.events`` lo
 changes. Central differences archive the velocity at the step, or with ``velocity =
 "half_step"`` v_n - dt/2 a_n = (u_n - u_n-1)/dt, the one code_aster's DIFF_CENTRE archives.
 
-Loops. Central differences with ``events = "step"`` skip the Newton iteration where the link
-forces follow from u~ alone: plane contacts without damper nor friction in the lean loop
-(``newmark_lean``), plane and circle contacts without damper, with or without friction, in
-``newmark_direct``; everything else runs the general loop (``newmark_steps._loop``).
+Loop. One compiled loop runs the steps (``fem.integrators.newmark_loop``); what computes a
+step is chosen once per analysis (``fem.integrators.loops``). Central differences with
+``events = "step"`` skip the Newton iteration where the link forces follow from u~ alone:
+plane contacts without damper nor friction take the lean steps (``newmark_lean``), plane and
+circle contacts without damper, with or without friction, the direct ones
+(``newmark_direct``); everything else takes the general step (``newmark_steps.step``).
 """
 
 from __future__ import annotations
@@ -38,16 +40,15 @@ import scipy.sparse as sp
 
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
-from fem.integrators.kernels import (DIVERGED, DONE, EVENT, FULL, archive_row, crossed,
-                                     diverged, record_changes)
+from fem.integrators.kernels import DONE, FULL
 from fem.integrators import loops, newmark_direct
-from fem.integrators.newmark_direct import direct_loop
-from fem.integrators.newmark_lean import contact_columns, contact_rows, lean_loop
+from fem.integrators.newmark_lean import contact_columns, contact_rows
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
-from fem.integrators.newmark_steps import (Coefficients, Work, _loop,
-                                           finish_step, predict_step, step)
-from fem.laws.columns import NV
+from fem.integrators.newmark_loop import (DIRECT, GENERAL, LEAN, RUNS, SOLVED, DirectParts,
+                                          LeanParts, no_direct, no_lean)
+from fem.integrators.newmark_steps import Coefficients, Work, finish, predict_step, step
+from fem.laws import NV
 from fem.links.traits import traits
 from fem.linalg import as_csr
 
@@ -106,6 +107,8 @@ class NewmarkFamily(Scheme):
                              if self.direct else np.zeros(0, np.int64))
         self._direct: dict[float, tuple] = {}
         self._scratch = (np.zeros((nc, NV)), np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
+        self._no_direct, self._no_lean = no_direct(), no_lean()
+        self._no_archive = np.zeros(2, bool)
 
     # ------------------------------------------------------------------ set-up
     def stability_limit(self):
@@ -185,91 +188,97 @@ class NewmarkFamily(Scheme):
         """Steps i0 + 1 ... k of the chunk (see ``Scheme.advance``)."""
         factor, sops = self.step_operators(dt)
         half = 0.5 * dt if self.half_step_velocity else 0.0
-        if self.lean and (factor.banded or sops.kind):
-            status, i, _, row = self.call(lean_loop)(
-                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
-                self.buf, self.cur, self.wk, out, row, self.log, half, self.energy,
-                self._rows, self._columns(dt, sops), *self._scratch)
-        elif self.direct and (factor.banded or sops.kind):
-            c = self.cur
-            status, i, parity, row = self.call(direct_loop)(
-                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
-                self.buf, c, self.wk, out, row, self.log, half, self._direct_rows,
-                *self._direct_parts(dt, sops))
-            self.cur = c if parity == 0 else 1 - c
-        elif factor.banded or sops.kind:
-            c = self.cur
-            status, i, parity, row = self.call(_loop)(
-                i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
-                self.buf, c, self.wk, out, row,
-                self.locate, self.log, half, bool(self.links))
-            # the state is in buffer cur (parity 0) or in the other one
-            self.cur = c if parity == 0 else 1 - c
-        else:
+        if not (factor.banded or sops.kind):
             status, i, row = self._sparse_loop(factor, sops, i0, k, times, dt, W, archive, out,
                                                row, half)
+        else:
+            body, direct, lean = GENERAL, self._no_direct, self._no_lean
+            if self.lean:
+                body, lean = LEAN, self._lean_parts(dt, sops)
+            elif self.direct:
+                body, direct = DIRECT, self._direct_parts(dt, sops)
+            status, i, row = self._run(body, i0, k, times, dt, sops, W, archive, out, row,
+                                       half, direct, lean)
         self.steps += i - i0 - (1 if status not in (DONE, FULL) else 0)
         return status, i, row
 
-    def _columns(self, dt, sops):
-        """S^-1 L_c^T n_c of each contact for the step dt (the lean loop's forces)."""
+    def _run(self, body, i0, k, times, dt, sops, W, archive, out, row, half, direct, lean):
+        """The compiled loop with ``body``; the state is then in buffer ``cur``."""
+        c = self.cur
+        status, i, parity, row = self.call(RUNS[body])(
+            i0, k, times, dt, self.co, self.ops, self.kin, self.P, sops, W, archive,
+            self.buf, c, self.wk, out, row, self.locate, self.log, half, bool(self.links),
+            direct, lean)
+        self.cur = c if parity == 0 else 1 - c
+        return status, i, row
+
+    def _lean_parts(self, dt, sops):
+        """The lean steps' arrays for the step dt, with S^-1 L_c^T n_c of each contact."""
         found = self._lean_columns.get(dt)
         if found is None:
             Z = sp.csc_matrix((sops.Zd, sops.Zi, sops.Zp), shape=(self.n, self.L.shape[0]))
-            found = np.ascontiguousarray(contact_columns(self.P, Z.toarray()))
+            found = LeanParts(self._rows, np.ascontiguousarray(contact_columns(self.P,
+                                                                               Z.toarray())),
+                              *self._scratch)
             if len(self._lean_columns) > 8:
                 self._lean_columns.pop(next(iter(self._lean_columns)))
             self._lean_columns[dt] = found
         return found
 
     def _direct_parts(self, dt, sops):
-        """(L^T, (S^-1 L^T)^T on the links' rows, dense or empty; zero rates; scratch) for
-        ``direct_loop`` and the step dt."""
+        """The direct steps' arrays (``newmark_loop.DirectParts``) for the step dt."""
         found = self._direct.get(dt)
         if found is None:
             rows = self._direct_rows
             Z = sp.csc_matrix((sops.Zd, sops.Zi, sops.Zp), shape=(self.n, self.L.shape[0]))
             LT, ZR = newmark_direct.dense_rows(self.L, rows, Z)
-            found = (LT, ZR, np.zeros(self.L.shape[0]),
-                     newmark_direct.aligned((newmark_direct.padded(rows.size),)))
+            found = DirectParts(rows, LT, ZR, np.zeros(self.L.shape[0]),
+                                newmark_direct.aligned((newmark_direct.padded(rows.size),)))
             if len(self._direct) > 8:
                 self._direct.pop(next(iter(self._direct)))
             self._direct[dt] = found
         return found
 
-    def _sparse_step(self, factor, sops, h, W, i, flags):
-        """One step with a sparse LU factor (a bandwidth too large for the banded one)."""
+    def _sparse_solve(self, factor, h, W, i):
+        """The predictors and a0 = S^-1 r of a step into the other buffer, with a sparse LU
+        factor (a bandwidth too large for the banded one)."""
         c = self.cur
         s0, s1 = self._states[c], self._states[1 - c]
         predict_step(h, self.co, self.ops, W, i, s0, self.wk)
         s1.a[:] = factor.solve(self.wk.rhs)
-        return finish_step(h, self.co, self.ops, self.kin, self.P, sops, W, i, s0, s1, self.wk,
-                           flags, bool(self.links))
+        return s0, s1
 
     def _sparse_loop(self, factor, sops, i0, k, times, dt, W, archive, out, row, half):
-        b = self.buf
+        """The steps of a sparse factor: each solved here, then finished, tested and archived
+        by the compiled loop (one step per call)."""
         for i in range(i0 + 1, k + 1):
             if self.links and self.log.count[0] + self.P.shape[0] > self.log.time.size:
                 return FULL, i - 1, row
-            flags = self._flags()
-            status = self._sparse_step(factor, sops, dt, W, i, flags)
-            c, x = self.cur, 1 - self.cur
+            self.wk.flags[:] = self._flags()
+            self._sparse_solve(factor, dt, W, i)
+            status, i, row = self._run(SOLVED, i - 1, i, times, dt, sops, W, archive, out,
+                                       row, half, self._no_direct, self._no_lean)
             if status != DONE:
                 return status, i, row
-            if diverged(b.X[x]):
-                return DIVERGED, i, row
-            if self.links:
-                if self.locate:
-                    if crossed(self.P, b.CV[c], b.CV[x], b.DB[c], b.DD[c], b.DB[x], b.DD[x], dt):
-                        return EVENT, i, row
-                else:
-                    record_changes(self.P, b.CV[c], b.CV[x], times[i], self.log)
-            self.cur = x
-            if archive[i]:
-                archive_row(out, row, times[i], self.ops, b.X[x], b.V[x], b.A[x], b.CV[x],
-                            b.E[x], half)
-                row += 1
         return DONE, k, row
+
+    def _partial(self, t_end, w_end):
+        h = t_end - self.t
+        flags = np.asarray(self._flags(), float)
+        factor, sops = self.step_operators(h, keep=False, flags=flags)
+        W = np.ascontiguousarray(np.vstack([self.w, w_end]), np.float64)
+        body = GENERAL
+        if not (factor.banded or sops.kind):
+            self._sparse_solve(factor, h, W, 1)
+            body = SOLVED
+        self.wk.flags[:] = flags
+        status, _, _, _ = self.call(RUNS[body])(
+            0, 1, np.array([self.t, t_end]), float(h), self.co, self.ops, self.kin, self.P,
+            sops, W, self._no_archive, self.buf, self.cur, self.wk, self.no_rows(), 0,
+            self.locate, self.log, 0.0, bool(self.links), self._no_direct, self._no_lean)
+        # the step stays pending in the other buffer (``accept`` takes it)
+        self._trial = self.pending = (float(t_end), w_end)
+        return status
 
     def single_step(self, h, w0, w1, flags):
         """One step of size h from buffer cur into the other with the modes ``flags``;
@@ -277,7 +286,9 @@ class NewmarkFamily(Scheme):
         factor, sops = self.step_operators(h, keep=False, flags=flags)
         W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
         if not (factor.banded or sops.kind):
-            return self._sparse_step(factor, sops, h, W, 1, flags)
+            s0, s1 = self._sparse_solve(factor, h, W, 1)
+            return finish(float(h), self.co, self.ops, self.kin, self.P, sops, W, 1, s0, s1,
+                          self.wk, np.asarray(flags, float), bool(self.links))
         c = self.cur
         states = self._states
         # the loop's own step (an int i, as the loop passes it: one compiled step)

@@ -1,5 +1,5 @@
-"""The lean step loop of the Newmark family: the steps that are never undone and whose link
-forces the predictor alone gives.
+"""The lean steps of the Newmark family: the steps that are never undone and whose link
+forces the predictor alone gives (the body ``LEAN`` of ``fem.integrators.newmark_loop``).
 
 With ``events = "step"`` no step is computed and then refused, so the state is updated in
 place (one buffer, no copy and no swap). Two cases qualify:
@@ -14,14 +14,13 @@ place (one buffer, no copy and no swap). Two cases qualify:
   damper, no friction, and a contact opens or closes at a step where its penetration is not
   positive), so the energy terms are the work of the loads and of the structural dampers.
 
-The steps run in ``_segment``, a loop that stops only at a step that is archived, changes a
+The steps run in ``segment``, a loop that stops only at a step that is archived, changes a
 contact's mode or diverges; the work of those steps (the law in full, the event log, the
-archive) is done outside it, so that the few arrays of a step are all the loop holds.
-
-Everything else goes through the general loop (``fem.integrators.newmark_steps._loop``). The
-law is evaluated in full (``fem.integrators.kernels.links_at``) where its values are read:
-archived instants, steps where a contact changes mode (the event log), and the end of the
-call; between them the contact values of the buffer keep their last evaluation.
+archive) is done by the loop's skeleton outside it, so that the few arrays of a step are all
+the segment holds. The law is evaluated in full (``lean_settle``, with
+``fem.integrators.kernels.links_at``) where its values are read: archived instants, steps
+where a contact changes mode (the event log), and the end of the call; between them the
+contact values of the buffer keep their last evaluation.
 """
 
 from __future__ import annotations
@@ -29,14 +28,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, FULL, archive_row_of,
-                                     links_at, record_changes_of, state_at, step_powers)
+from fem.integrators.kernels import DIVERGENCE_LIMIT, links_at, step_powers
 from fem.integrators.newmark_steps import (advance_state, diagonal_solve, loads_diagonal,
                                            predict_solve)
 from fem.laws.columns import ACT, BLK, DIR
 from fem.links.law import JACOBIAN, elastic_plane
 
-#: uncoupled systems up to this many modes take a step in one pass (``_segment``)
+#: uncoupled systems up to this many modes take a step in one pass (``segment``)
 FUSED_MODES = 4
 
 
@@ -60,63 +58,21 @@ def contact_columns(P, Z) -> np.ndarray:
     return cols
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False, fastmath={"reassoc", "contract"})
-def lean_loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row,
-              log, half_dt, energy, R, RS, cvs, Jd, Jv):
-    """Steps i0 + 1 ... k in place in buffer ``cur``; returns (status, step, 0, rows) as
-    ``newmark_steps._loop`` does. On DIVERGED the diverged state is also copied to the
-    other buffer (where the driver's message reads it)."""
-    s0 = state_at(buf, cur)
-    x, v, a, cv, e = s0.x, s0.v, s0.a, s0.cv, s0.e
-    ut, vt, f = wk.ut, wk.vt, wk.rhs
-    n = x.size
-    nc = P.shape[0]
-    closed = wk.mask
-    for c in range(nc):
-        closed[c] = cv[c, ACT]
-    B = ops.B
-    diagonal = sops.kind == 1 and ops.Kdiag.size == n
-    f0 = wk.xs
-    if energy and diagonal:
-        # B w at the first knot (then each step's f)
+@numba.njit(cache=True, nogil=True, inline="always")
+def first_loads(sops, ops, W, i0, n, energy, f0):
+    """f0 = B w at the first knot of a call when the energy terms are summed over uncoupled
+    equations (``segment`` then carries each step's loads to the next)."""
+    if energy and sops.kind == 1 and ops.Kdiag.size == n:
+        B = ops.B
         for j in range(n):
             f0[j] = 0.0
         for c in range(B.shape[1]):
             for j in range(n):
                 f0[j] += B[j, c] * W[i0, c]
-    i = i0
-    while i < k:
-        if nc and log.count[0] + nc > log.time.size:
-            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
-            return FULL, i, 0, row
-        if sops.kind == 2:
-            # dense coupled modes: the long step runs best in a function of its own
-            i, changed, bad = _segment_call(i, k, dt, co, ops, sops, W, archive, s0, x, v, a,
-                                            ut, vt, f, f0, wk, e, P, R, RS, closed, energy)
-        else:
-            i, changed, bad = _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut,
-                                       vt, f, f0, wk, e, P, R, RS, closed, energy)
-        if bad:
-            for j in range(n):
-                buf.X[1 - cur, j] = x[j]
-            return DIVERGED, i, 0, row
-        if changed:
-            _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
-            record_changes_of(P, cvs, cv, times[i], log.time, log.contact, log.kind,
-                              log.speed, log.count)
-        if archive[i]:
-            if nc and not changed:
-                _evaluate(P, kin, x, v, W[i], s0, cvs, wk.flags, Jd, Jv, closed)
-            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
-                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, x, v, a, cv, e, half_dt)
-            row += 1
-    if nc:
-        _evaluate(P, kin, x, v, W[k], s0, cvs, wk.flags, Jd, Jv, closed)
-    return DONE, k, 0, row
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk, e, P, R,
+def segment(i, k, dt, co, ops, sops, W, archive, s0, x, v, a, ut, vt, f, f0, wk, e, P, R,
              RS, closed, energy):
     """Steps i + 1, i + 2, ... in place up to the first one that is archived, changes a
     contact's mode or diverges, or to k: returns (that step, changed, diverged). A loop of
@@ -258,17 +214,18 @@ def _contact_forces(P, R, RS, q, a, v, gd, dxs, cd, closed, taken, energy):
     return changed, extra
 
 
-#: ``_segment`` as a function of its own (a call per archived step)
-_segment_call = numba.njit(cache=True, nogil=True, _nrt=False,
-                           fastmath={"reassoc", "contract"})(_segment.py_func)
+#: ``segment`` as a function of its own (compiled with the same flags as the lean loop)
+segment_call = numba.njit(cache=True, nogil=True, _nrt=False,
+                          fastmath={"reassoc", "contract"})(segment.py_func)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _evaluate(P, kin, x, v, w, s0, before, flags, Jd, Jv, closed):
-    """The law in full at the state (x, v) into the buffer's contact values, forces and link
-    displacements; ``before`` gets the values it replaces, ``closed`` the modes the law
-    found (the law decides a contact at the round-off of its penetration)."""
-    cv = s0.cv
+def lean_settle(P, kin, s0, w, lean, wk):
+    """The law in full at the state s0 (loads w) into its contact values, forces and link
+    displacements; lean.cvs gets the values it replaces, wk.mask the modes the law found
+    (the law decides a contact at the round-off of its penetration)."""
+    x, v, cv = s0.x, s0.v, s0.cv
+    before, flags, Jd, Jv, closed = lean.cvs, wk.flags, lean.Jd, lean.Jv, wk.mask
     for r in range(cv.shape[0]):
         for q in range(cv.shape[1]):
             before[r, q] = cv[r, q]

@@ -1,9 +1,10 @@
 """The compiled steps of the Newmark family (``fem.integrators.newmark_family`` states the
 equations): the predictors and the solve for each form of S (diagonal, dense, banded), the
-links and the new state of a step, and the step loop of the general case (double buffered:
-a step can be computed, found to contain an event, and not taken). The loops for the steps
-with nothing to undo and link forces from the predictor are ``fem.integrators.newmark_lean``
-and ``fem.integrators.newmark_direct``."""
+links and the new state of a step: the general step (``step``, from one buffer into the
+other, so that a step can be computed, found to contain an event, and not taken). The loop
+that runs it is ``fem.integrators.newmark_loop``, with the steps that have nothing to undo
+and link forces from the predictor (``fem.integrators.newmark_lean`` and
+``fem.integrators.newmark_direct``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, EVENT, FULL,
-                                     NOT_SETTLED, archive_row_of, close_energy_inline, crossed,
-                                     csr_product, frozen_modes, record_changes_of, state_at,
-                                     step_powers, step_powers_dia)
+from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, NOT_SETTLED,
+                                     close_energy_inline, csr_product, step_powers,
+                                     step_powers_dia)
 from fem.integrators.newmark_links import solve_links
 from fem.linalg import banded_solve_into, csr_matvec_add
 
@@ -209,7 +209,7 @@ def _predict_dense(dt, co, W, i, s0, wk, sops, a1):
 
 # --------------------------------------------------------------------------- one step
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
+def finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """Links, state update and energies of a step whose predictors are in wk and whose
     a0 = S^-1 r is in s1.a: the new state goes to s1. DONE or NOT_SETTLED."""
     ut, vt = wk.ut, wk.vt
@@ -299,53 +299,10 @@ def predict_solve(dt, co, ops, sops, W, i, s0, wk, a1):
 def step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """One step (banded factor) from s0 to s1."""
     predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
-    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
+    return finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def predict_step(dt, co, ops, W, i, s0, wk):
     """``_predict`` on its own (the steps of a sparse factor, driven from Python)."""
     _predict(dt, co, ops, W, i, s0, wk)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def finish_step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
-    """``_finish`` on its own (the steps of a sparse factor, driven from Python)."""
-    return _finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-
-
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _loop(i0, k, times, dt, co, ops, kin, P, sops, W, archive, buf, cur, wk, out, row, locate,
-          log, half_dt, has_links):
-    """Steps i0 + 1 ... k of a chunk from the state in buffer ``cur`` of ``buf``, alternating
-    between the two buffers; returns (status, step, parity, rows): the state is in buffer cur
-    when parity is 0, in the other one otherwise. On EVENT the step ``step`` is computed into
-    the other buffer, not taken; FULL (the event log cannot take another step's changes)
-    returns after step ``step``."""
-    flags = wk.flags
-    parity = 0
-    for i in range(i0 + 1, k + 1):
-        if has_links and log.count[0] + P.shape[0] > log.time.size:
-            return FULL, i - 1, parity, row
-        c = cur if parity == 0 else 1 - cur
-        s0 = state_at(buf, c)
-        s1 = state_at(buf, 1 - c)
-        if locate:
-            frozen_modes(s0.cv, flags)
-        status = step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
-        if status != DONE:
-            return status, i, parity, row
-        if has_links:
-            if locate:
-                if crossed(P, s0.cv, s1.cv, s0.db, s0.dd, s1.db, s1.dd, dt):
-                    return EVENT, i, parity, row
-            else:
-                record_changes_of(P, s0.cv, s1.cv, times[i], log.time, log.contact, log.kind,
-                                  log.speed, log.count)
-        if archive[i]:
-            archive_row_of(out.T, out.X, out.V, out.A, out.CV, out.EN, row, times[i], ops.Md,
-                           ops.Mi, ops.Mp, ops.Kd, ops.Ki, ops.Kp, s1.x, s1.v, s1.a, s1.cv,
-                           s1.e, half_dt)
-            row += 1
-        parity = 1 - parity
-    return DONE, k, parity, row

@@ -2,8 +2,9 @@
 which the study reader, the scheme catalog's feature matrix, the links of an analysis and
 their results are made. What a law module declares is ``fem.laws.contract``.
 
-Adding a law: its module here, its row in ``_MODULES`` below, its branch in the compiled
-dispatch (``fem.links.law``), its docs and tests.
+Adding a law: its module here (its own columns from ``fem.laws.columns.own``), its row in
+``_MODULES`` below, its branch in the compiled dispatch (``fem.links.law``), its docs and
+tests.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from fem.laws import impact, maxwell, shock
+from fem.laws.columns import SHARED_P, SHARED_V
 from fem.laws.contract import Feature, Instants, Law, Series
 
-__all__ = ["Feature", "Law", "Series", "LAWS", "KINDS", "FEATURES", "law", "module", "of_code",
-           "instants", "markdown_series"]
+__all__ = ["Feature", "Law", "Series", "LAWS", "KINDS", "FEATURES", "NP", "NV", "law", "module",
+           "of_code", "instants", "markdown_series"]
 
 #: the law modules, by kind, in the order of the catalog's matrix
 _MODULES = {"shock": shock, "impact": impact, "maxwell": maxwell}
@@ -22,6 +24,11 @@ _MODULES = {"shock": shock, "impact": impact, "maxwell": maxwell}
 LAWS: tuple[Law, ...] = tuple(m.LAW for m in _MODULES.values())
 KINDS = tuple(_MODULES)
 FEATURES: dict[str, Feature] = {f.name: f for row in LAWS for f in row.features}
+
+#: the widths of the parameter rows P and value rows V of every contact: the shared columns
+#: and the own columns of the widest law (``fem.laws.columns.own``)
+NP = max([SHARED_P] + [row.own.width_p for row in LAWS])
+NV = max([SHARED_V] + [row.own.width_v for row in LAWS])
 
 
 #: the law module of each contact kind code (column KIND of a parameter row)

@@ -14,7 +14,9 @@ dispatch, ``fem.links.law``), it declares:
 * ``directions(p)``: (key, unit vector, how): "along", the vector must lie in the model's
   translations; "across", the model must have a translation normal to it;
 * ``rows(p, nodes)``: the (side, parameter row) of each of its contacts (columns ``fem.laws.
-  columns``) for a link of ``nodes`` nodes, the link's block column left to the caller;
+  columns``: the shared ones and its own, ``LAW.own``; a row as wide as its own columns
+  need, the rest is zeros) for a link of ``nodes`` nodes, the link's block column left to
+  the caller;
 * ``attrs(p, rows)``: the attributes of its results group;
 * ``series(v, p)``: its series from the archived values v (k, contacts, NA) of its contacts;
 * ``traits(row)``: what the schemes may rely on for a contact (``fem.links.traits``);
@@ -45,12 +47,17 @@ Capabilities of a feature, read by the catalog and the schemes instead of the la
 
 ``LAW.samples``: links of the law that ``fem warmup`` runs in every scheme that offers their
 feature, to compile the loops real studies of the law take (:class:`Sample`).
+
+``LAW.own``: the law's own parameter and value columns (``fem.laws.columns.own``), after the
+shared ones; the registry sizes the arrays to the widest law.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from fem.laws.columns import NO_OWN, Own
 
 
 def record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan) -> tuple:
@@ -99,12 +106,14 @@ class Sample:
 
 @dataclass(frozen=True)
 class Law:
-    """A kind of link: its features, its archived series and its samples."""
+    """A kind of link: its features, its archived series, its samples and its own
+    columns."""
     kind: str
     doc: str
     features: tuple
     series: tuple = field(default_factory=tuple)
     samples: tuple = field(default_factory=tuple)
+    own: Own = NO_OWN
 
 
 class Instants:

@@ -34,8 +34,9 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (ANC, CN, CT, ENT, FDIR, FT, FTD, FTM, G1, KN, KT, MODE, MU, MUS,
-                               SDIR, SLIP, SLIPW, STICK, UNI, VSL)
+from fem.laws.columns import ENT, FTM, G1, MODE, SLIP, SLIPW, STICK, VSL
+from fem.laws.shock_columns import (ANC, CN, CT, FDIR, FT, FTD, KN, KT, MU, MUS, SDIR,
+                                    UNI)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

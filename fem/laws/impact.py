@@ -23,14 +23,21 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (A_ACT, A_LAM, A_PEN, ACT, ANC, BLK, BOND, BOND_UNILATERAL,
-                              BOND_UNTIL_TENSION, BONDED, CMP, DIR, E, ENN, FDN, FN, G0, G1, GAP,
-                              KIND, LAM, MODE, NP, OPEN, PDOT, PEN, RIGID, VG)
+from fem.laws.columns import (A_ACT, A_LAM, A_PEN, ACT, BLK, BOND_UNILATERAL,
+                              BOND_UNTIL_TENSION, BONDED, DIR, ENN, FDN, FN, G0, G1, GAP, KIND,
+                              LAM, MODE, OPEN, PDOT, PEN, RIGID, own)
 from fem.laws.contract import Feature, Law, Sample, Series, record
 from fem.laws.shock import contact_state
 
 #: the translations a component names
 _AXES = {"DX": 0, "DY": 1, "DZ": 2}
+
+#: its own columns (given by the registry's layout, ``fem.laws.columns.own``): parameters E
+#: restitution, VG grazing velocity, BOND bond rule; values ANC the link displacement at the
+#: last evaluation (3), CMP 1 once the bond has been in compression since it formed
+OWN = own(parameters=(1, 1, 1), values=(3, 1))
+E, VG, BOND = OWN.P
+ANC, CMP = OWN.V
 
 
 def impact_target(P, cv, j: int) -> tuple[bool, float]:
@@ -83,7 +90,8 @@ LAW = Law(
      Series("normal_force", "N", "the interaction force while bonded"),
      Series("state", "1", "1 bonded, 0 free")),
     (Sample("impact", "impact", {"kind": "impact", "component": "DX", "gap": 0.005,
-                                 "restitution": 0.5}),))
+                                 "restitution": 0.5}),),
+    OWN)
 
 
 def read(t, p: dict, components=tuple(_AXES)) -> None:
@@ -107,7 +115,7 @@ def rows(p: dict, nodes: int = 2) -> list:
     """The one rigid contact, along its component (one node: the wall's normal is -e)."""
     e = np.zeros(3)
     e[_AXES[p["component"]]] = 1.0
-    row = np.zeros(NP)
+    row = np.zeros(OWN.width_p)
     row[KIND] = RIGID
     row[DIR:DIR + 3] = e if nodes == 2 else -e
     row[GAP] = p["gap"]

@@ -31,16 +31,17 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, ANC, CN, DIR, ENN, ENT, EVOLVING,
-                              EVOLVING_RATE, FN, FT, FTD, FTM, G0, G1, KIND, KN, MODE, NP, NRM,
-                              PDOT, PEN, SDIR, SLIPW, STICK, VSL)
+from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
+                              FN, FTM, G0, G1, KIND, MODE, NRM, PDOT, PEN, SLIPW, STICK, VSL,
+                              own)
 from fem.laws.contract import Feature, Law, Sample, Series
 
 #: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
 MAXWELL = 3
-#: parameter columns: the unit direction n (DIR, 3), the spring's stiffness k (KN) and the
-#: dashpot's damping c (CN)
-STIFFNESS, DAMPING = KN, CN
+#: its own columns (given by the registry's layout, ``fem.laws.columns.own``): the spring's
+#: stiffness k and the dashpot's damping c; the unit direction n is the shared DIR (3)
+OWN = own(parameters=(1, 1))
+STIFFNESS, DAMPING = OWN.P
 #: value columns: the elongation u (PEN) and its rate (PDOT), the force F (FN), the dashpot's
 #: elongation e (EVOLVING, an evolving law's variable) and its rate F / c (EVOLVING_RATE), the
 #: spring's energy (ENN), the energy dissipated over the step (SLIPW)
@@ -122,10 +123,6 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     cv_new[c, VSL] = 0.0
     for q in range(3):
         cv_new[c, NRM + q] = P[c, DIR + q]
-        cv_new[c, FTD + q] = 0.0
-        cv_new[c, FT + q] = 0.0
-        cv_new[c, ANC + q] = 0.0
-        cv_new[c, SDIR + q] = 0.0
         phi[o + q] -= f1 * P[c, DIR + q]
     if jac:
         b = o // 3
@@ -160,7 +157,8 @@ LAW = Law(
      Series("elongation", "m", "elongation along `direction`"),
      Series("dashpot_elongation", "m", "the dashpot's elongation (internal variable)")),
     (Sample("maxwell", "maxwell", {"kind": "maxwell", "direction": [1.0, 0.0, 0.0],
-                                   "stiffness": 1e3, "damping": 10.0}),))
+                                   "stiffness": 1e3, "damping": 10.0}),),
+    OWN)
 
 
 def read(t, p: dict, components=()) -> None:
@@ -179,7 +177,7 @@ def directions(p: dict) -> list:
 
 
 def rows(p: dict, nodes: int = 2) -> list:
-    row = np.zeros(NP)
+    row = np.zeros(OWN.width_p)
     row[KIND] = MAXWELL
     row[DIR:DIR + 3] = p["direction"]
     row[STIFFNESS] = p["stiffness"]

@@ -31,10 +31,11 @@ import numba
 import numpy as np
 
 from fem.laws import friction, stick_slip
-from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_PEN, A_VSL, ACT, ANC, BLK, CIRCLE, CN, CT,
-                              DIR, ENN, ENT, FDIR, FDN, FN, FT, FTD, FTM, G0, G1, GAP, KIND, KN,
-                              KT, MODE, MU, MUS, NP, NRM, OPEN, PDOT, PEN, PLANE, REL,
-                              RELEASE_FORCE, RELEASE_GAP, SDIR, SLIP, SLIPW, STICK, UNI, VSL)
+from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_PEN, A_VSL, ACT, BLK, CIRCLE, DIR, ENN, ENT,
+                              FDN, FN, FTM, G0, G1, GAP, KIND, MODE, NRM, OPEN, PDOT, PEN, PLANE,
+                              RELEASE_FORCE, RELEASE_GAP, SLIP, SLIPW, STICK, VSL)
+from fem.laws.shock_columns import (ANC, CN, CT, FDIR, FT, FTD, KN, KT, MU, MUS, OWN, REL,
+                                    SDIR, UNI)
 from fem.laws.contract import Feature, Law, Sample, Series, record
 
 
@@ -99,9 +100,9 @@ def add_normal(P, c, b, o, fn, pd, n0, n1, n2, rho, dd, phi, Jd, Jv, jac):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def contact_state(P, c, o, d, dd, cv_old, cv_new):
-    """The kinematics of contact c (``kinematics``) into its value row, and its tangential
-    columns cleared (the friction law writes them where it acts); returns (p, p', n0, n1,
-    n2, rho). Shared with the rigid impact law (the same geometry)."""
+    """The kinematics of contact c (``kinematics``) into the shared columns of its value row,
+    its tangential ones cleared; returns (p, p', n0, n1, n2, rho). Shared with the rigid
+    impact law (the same geometry)."""
     p, pd, n0, n1, n2, rho = kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o], dd[o + 1],
                                         dd[o + 2])
     cv_new[c, PEN] = p
@@ -113,10 +114,6 @@ def contact_state(P, c, o, d, dd, cv_old, cv_new):
     cv_new[c, VSL] = 0.0
     cv_new[c, FTM] = 0.0
     cv_new[c, ENT] = 0.0
-    for q in range(3):
-        cv_new[c, FTD + q] = 0.0
-        cv_new[c, FT + q] = 0.0
-        cv_new[c, SDIR + q] = cv_old[c, SDIR + q]
     return p, pd, n0, n1, n2, rho
 
 
@@ -126,6 +123,11 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     phi and, with ``jac``, its derivatives; the normal law, then friction where it acts."""
     b = o // 3
     p, pd, n0, n1, n2, rho = contact_state(P, c, o, d, dd, cv_old, cv_new)
+    # the friction law's columns cleared (it writes them where it acts)
+    for q in range(3):
+        cv_new[c, FTD + q] = 0.0
+        cv_new[c, FT + q] = 0.0
+        cv_new[c, SDIR + q] = cv_old[c, SDIR + q]
     fn, chi = normal_force(P, c, p, pd)
     if flags[c] < 0.0:
         closed = chi > 0.0
@@ -204,7 +206,8 @@ LAW = Law(
      Series("sliding_velocity", "m/s", "sliding speed", "friction")),
     (Sample("shock", "shock.plane", _FLOOR, press=-10.0),
      Sample("friction", "friction.coulomb",
-            dict(_FLOOR, friction=0.3, tangential_stiffness=1e5), press=-10.0)))
+            dict(_FLOOR, friction=0.3, tangential_stiffness=1e5), press=-10.0)),
+    OWN)
 
 
 def read(t, p: dict, components=()) -> None:
@@ -301,7 +304,7 @@ def directions(p: dict) -> list:
 
 def rows(p: dict, nodes: int = 2) -> list:
     """(side, parameter row) of each contact: one plane, two opposite planes, or a circle."""
-    row = np.zeros(NP)
+    row = np.zeros(OWN.width_p)
     row[GAP] = p["gap"]
     row[KN] = p["stiffness"]
     row[CN] = p["damping"]
@@ -349,6 +352,17 @@ def series(v, p: dict) -> dict:
 
 
 # ------------------------------------------------------------------ at instants
+@numba.njit(cache=True, nogil=True)
+def normal_round_off(P, c, d):
+    """The round-off (m) of contact c's normal function at link displacements d: 1e-12 of
+    the largest of its link's displacements, and of 1 m."""
+    o = 3 * int(P[c, BLK])
+    size = 1.0
+    for q in range(3):
+        size = max(size, abs(d[o + q]))
+    return 1e-12 * size
+
+
 @numba.njit(cache=True, nogil=True)
 def switch_normal(P, c, cv, d):
     """The event of contact c's normal function, in place in its value row at link
@@ -420,7 +434,7 @@ def tolerances(scheme, cv, c):
     d = scheme.buf.DB[scheme.cur]
     dd = scheme.buf.DD[scheme.cur]
     o = 3 * int(scheme.P[c, BLK])
-    length = 1e-12 * max(1.0, float(np.max(np.abs(d[o:o + 3]), initial=0.0)))
+    length = normal_round_off(scheme.P, c, d)
     if cv[c, MODE] == SLIP:
         speed = 1e-12 * max(1e-9, float(np.max(np.abs(dd[o:o + 3]), initial=0.0)))
         return length, speed

@@ -39,8 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fem.laws.columns import (ACT, ANC, BLK, CT, FDIR, FN, FT, KIND, KT, MODE, MU, MUS, NRM,
-                               RIGID, SDIR, SLIP, STICK, UNI)
+from fem.laws.columns import ACT, BLK, FN, KIND, MODE, NRM, RIGID, SLIP, STICK
+from fem.laws.shock_columns import ANC, CT, FDIR, FT, KT, MU, MUS, SDIR, UNI
 
 #: iterations of the sliding direction under an anisotropic W (Coulomb in the plane)
 DIRECTION_ITERATIONS = 60

@@ -47,13 +47,13 @@ import numpy as np
 from fem.laws import EVENTFUL, friction, impact, maxwell, shock
 from fem.laws.maxwell import MAXWELL
 
-from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, CN, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
-                              FDN, FREE, FTD, G0, G1, GAP, KIND, KN, LAM, MODE, MU, NG, NP, NRM,
-                              NV, PDOT, PEN, PLANE, REL, RELEASE_GAP, RIGID, SDIR, SLIP, SLIPW,
-                              VSL)
+from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
+                              FDN, FREE, G0, G1, GAP, KIND, LAM, MODE, NG, NRM, PDOT, PEN, PLANE,
+                              RELEASE_GAP, RIGID, SLIP, SLIPW, VSL)
+from fem.laws.shock_columns import CN, FTD, KN, MU, REL, SDIR
 
-__all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NP", "NV",
-           "NG", "FREE"]
+__all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support_work", "NG",
+           "FREE"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -100,6 +100,14 @@ def switch_normal(P, c, cv, d):
     """The event of shock contact c's normal function (``fem.laws.shock.switch_normal``):
     it opens, or closes; returns whether it closed."""
     return shock.switch_normal(P, c, cv, d)
+
+
+@numba.njit(cache=True, nogil=True)
+def normal_violated(P, c, cv, d):
+    """Whether contact c's normal function is below zero beyond its round-off at link
+    displacements d (``fem.laws.shock.normal_round_off``): its mode must change at the
+    instant."""
+    return cv[c, G0] < -shock.normal_round_off(P, c, d)
 
 
 # ------------------------------------------------------------------ bonds (constraints)

@@ -34,7 +34,7 @@ class LinkSet:
     kinds: list = field(default_factory=list)
     params: list = field(default_factory=list)
     D: sp.csr_matrix | None = None
-    P: np.ndarray = field(default_factory=lambda: np.zeros((0, col.NP)))
+    P: np.ndarray = field(default_factory=lambda: np.zeros((0, laws.NP)))
     block: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     sides: list = field(default_factory=list)
     attrs: list = field(default_factory=list)
@@ -121,6 +121,9 @@ def build(specs, model) -> LinkSet:
         links.attrs.append(attrs)
     n = model.size
     links.D = sp.vstack(blocks).tocsr() if blocks else sp.csr_matrix((0, n))
-    links.P = np.array(rows, float).reshape(len(rows), col.NP)
+    # each law's rows are as wide as its columns need (``fem.laws.columns.own``)
+    links.P = np.zeros((len(rows), laws.NP))
+    for r, row in enumerate(rows):
+        links.P[r, :row.size] = row
     links.block = links.P[:, col.BLK].astype(np.int64)
     return links
