@@ -180,7 +180,6 @@ class Explicit(Scheme):
 
     def advance(self, out, row):
         ch = self.chunk
-        before = self.ctl[ACCEPTED]
         status, row = self._loop(RUN, out, row)
         self.steps = int(self.ctl[ACCEPTED])
         self.rejected = int(self.ctl[REJECTED])
@@ -196,7 +195,6 @@ class Explicit(Scheme):
         if status in (EVENT, DIVERGED):
             self.pending = (self.t + self.ctl[H], None)
             self._trial = None
-        del before
         return status, row
 
     def _loop(self, mode, out, row):

@@ -246,7 +246,6 @@ class NewmarkFamily(Scheme):
         s0, s1 = self._states[c], self._states[1 - c]
         predict_step(h, self.co, self.ops, W, i, s0, self.wk)
         s1.a[:] = factor.solve(self.wk.rhs)
-        return s0, s1
 
     def _sparse_loop(self, factor, sops, i0, k, times, dt, W, archive, out, row, half):
         """The steps of a sparse factor: each solved here, then finished, tested and archived
@@ -262,15 +261,20 @@ class NewmarkFamily(Scheme):
                 return status, i, row
         return DONE, k, row
 
+    def _one_step(self, h, w0, w1, flags):
+        """(body, step operators, loads (2, nb)) of one step of size h from buffer cur with
+        the modes ``flags``; a sparse factor's solve is done here (body SOLVED)."""
+        factor, sops = self.step_operators(h, keep=False, flags=flags)
+        W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
+        if factor.banded or sops.kind:
+            return GENERAL, sops, W
+        self._sparse_solve(factor, h, W, 1)
+        return SOLVED, sops, W
+
     def _partial(self, t_end, w_end):
         h = t_end - self.t
         flags = np.asarray(self._flags(), float)
-        factor, sops = self.step_operators(h, keep=False, flags=flags)
-        W = np.ascontiguousarray(np.vstack([self.w, w_end]), np.float64)
-        body = GENERAL
-        if not (factor.banded or sops.kind):
-            self._sparse_solve(factor, h, W, 1)
-            body = SOLVED
+        body, sops, W = self._one_step(h, self.w, w_end, flags)
         self.wk.flags[:] = flags
         status, _, _, _ = self.call(RUNS[body])(
             0, 1, np.array([self.t, t_end]), float(h), self.co, self.ops, self.kin, self.P,
@@ -283,18 +287,13 @@ class NewmarkFamily(Scheme):
     def single_step(self, h, w0, w1, flags):
         """One step of size h from buffer cur into the other with the modes ``flags``;
         returns the status."""
-        factor, sops = self.step_operators(h, keep=False, flags=flags)
-        W = np.ascontiguousarray(np.vstack([w0, w1]), np.float64)
-        if not (factor.banded or sops.kind):
-            s0, s1 = self._sparse_solve(factor, h, W, 1)
-            return finish(float(h), self.co, self.ops, self.kin, self.P, sops, W, 1, s0, s1,
-                          self.wk, np.asarray(flags, float), bool(self.links))
+        body, sops, W = self._one_step(h, w0, w1, flags)
         c = self.cur
         states = self._states
-        # the loop's own step (an int i, as the loop passes it: one compiled step)
-        return self.call(step)(float(h), self.co, self.ops, self.kin, self.P, sops, W, 1,
-                               states[c], states[1 - c], self.wk, np.asarray(flags, float),
-                               bool(self.links))
+        # the loop's own step bodies (an int i, as the loop passes it: one compiled step)
+        return self.call(finish if body == SOLVED else step)(
+            float(h), self.co, self.ops, self.kin, self.P, sops, W, 1, states[c],
+            states[1 - c], self.wk, np.asarray(flags, float), bool(self.links))
 
     def landing_rates(self):
         """The link rates at the end of the pending step that make the cubic Hermite of the
