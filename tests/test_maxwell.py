@@ -297,10 +297,13 @@ TAU = C_MX / K_MX
 U0 = 1.0e-3                          # m
 
 
-def imposed_study(basis, scheme, *, imposed, end, step, functions="", extra_analyses=""):
-    """Node P carries the Maxwell element to ground along X and has its DX imposed
-    (``imposed``: the lines of its [[constraint]] after DX); node Q, a free oscillator that
-    nothing moves (1 kg on 100 N/m), gives the model a free dof and the modal basis its mode."""
+def imposed_study(basis, scheme, *, imposed, end, step, functions="", extra_analyses="",
+                  link=None, links=("mx",)):
+    """Node P carries the Maxwell element (or the [[link]] block ``link``, named in
+    ``links``) to ground along X and has its DX imposed (``imposed``: the lines of its
+    [[constraint]] after DX); node Q, a free oscillator that nothing moves (1 kg on
+    100 N/m), gives the model a free dof and the modal basis its mode."""
+    link = link or maxwell_link(["P"], [1.0, 0.0, 0.0], K_MX, C_MX)
     return f"""
 [mesh.nodes]
 P = [0.0, 0.0, 0.0]
@@ -315,9 +318,9 @@ stiffness = 100.0
 [[constraint]]
 nodes = ["P"]
 {imposed}
-{maxwell_link(["P"], [1.0, 0.0, 0.0], K_MX, C_MX)}
+{link}
 {modes(1) if basis == "modal" else ""}
-{transient(basis, scheme, end=end, step=step)}
+{transient(basis, scheme, end=end, step=step, links=links)}
 {extra_analyses}
 """
 

@@ -57,7 +57,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fem.laws.columns import NO_OWN, Own
+import numpy as np
+
+from fem.laws.columns import DIR, KIND, NO_OWN, Own
 
 
 def record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan) -> tuple:
@@ -138,6 +140,23 @@ class Instants:
 
     def __eq__(self, other):
         return isinstance(other, Instants) and other.module is self.module
+
+
+# ------------------------------------------------------------------ a law along a direction
+def along(p: dict) -> list:
+    """``directions(p)`` of a law that acts along its key ``direction``."""
+    return [("direction", p["direction"], "along")]
+
+
+def axial_rows(own: Own, code: int, p: dict, columns: dict) -> list:
+    """``rows(p, nodes)`` of a law with one contact acting along ``direction``: its kind
+    code, its direction and its own parameters (``columns``: column -> value)."""
+    row = np.zeros(own.width_p)
+    row[KIND] = code
+    row[DIR:DIR + 3] = p["direction"]
+    for column, value in columns.items():
+        row[column] = value
+    return [("series", row)]
 
 
 def _changes_nothing(*args) -> bool:

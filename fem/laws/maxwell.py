@@ -31,10 +31,10 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.columns import (A_FN, A_LAM, A_PEN, ACT, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
-                              FN, FTM, G0, G1, KIND, MODE, NRM, PDOT, PEN, SLIPW, STICK, VSL,
-                              own)
-from fem.laws.contract import Feature, Law, Sample, Series
+from fem.laws.axial import commit, motion
+from fem.laws.columns import (A_FN, A_LAM, A_PEN, DIR, EVOLVING, EVOLVING_RATE, FN, MODE, PDOT,
+                              PEN, own)
+from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
 
 #: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
 MAXWELL = 3
@@ -90,11 +90,9 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The trial state of Maxwell contact c after a step h from its committed values cv_old:
     force on the first node into phi (3 at o), derivatives into Jd, Jv (block o // 3) when
     ``jac``, values into cv_new."""
-    n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
     k, damping = P[c, STIFFNESS], P[c, DAMPING]
     tau = damping / k
-    u1 = n0 * d[o] + n1 * d[o + 1] + n2 * d[o + 2]
-    v1 = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
+    u1, v1 = motion(P, c, o, d, dd)
     u0, v0 = cv_old[c, ELONGATION], cv_old[c, RATE]
     y0 = u0 - cv_old[c, DASHPOT]
     y1, dy_du, dy_dv = stretch(tau, h, y0, u1 - u0, v0, v1)
@@ -107,30 +105,10 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
         ym = stretch(tau, 0.5 * h, y0, um - u0, v0, vm)[0]
         f0, fm = k * y0, k * ym
         lost = h * (f0 * f0 + 4.0 * fm * fm + f1 * f1) / (6.0 * damping)
-    cv_new[c, MODE] = STICK
-    cv_new[c, ACT] = 1.0
-    cv_new[c, G0] = 1.0
-    cv_new[c, G1] = 1.0
-    cv_new[c, ELONGATION] = u1
-    cv_new[c, RATE] = v1
+    commit(P, c, o, u1, v1, f1, k * dy_du, k * dy_dv, 0.5 * k * y1 * y1, lost, cv_new, phi,
+           Jd, Jv, jac)
     cv_new[c, DASHPOT] = u1 - y1
-    cv_new[c, FORCE] = f1
-    cv_new[c, ENN] = 0.5 * k * y1 * y1
-    cv_new[c, SLIPW] = lost
-    cv_new[c, ENT] = 0.0
     cv_new[c, EVOLVING_RATE] = f1 / damping     # e' = F / c
-    cv_new[c, FTM] = 0.0
-    cv_new[c, VSL] = 0.0
-    for q in range(3):
-        cv_new[c, NRM + q] = P[c, DIR + q]
-        phi[o + q] -= f1 * P[c, DIR + q]
-    if jac:
-        b = o // 3
-        for q in range(3):
-            for s in range(3):
-                nn = P[c, DIR + q] * P[c, DIR + s]
-                Jd[b, q, s] -= k * dy_du * nn
-                Jv[b, q, s] -= k * dy_dv * nn
 
 
 def stiffness(row) -> float:
@@ -172,17 +150,11 @@ def needed(p: dict, where: str) -> list:
     return [("maxwell", f"{where}.kind")]
 
 
-def directions(p: dict) -> list:
-    return [("direction", p["direction"], "along")]
+directions = along
 
 
 def rows(p: dict, nodes: int = 2) -> list:
-    row = np.zeros(OWN.width_p)
-    row[KIND] = MAXWELL
-    row[DIR:DIR + 3] = p["direction"]
-    row[STIFFNESS] = p["stiffness"]
-    row[DAMPING] = p["damping"]
-    return [("series", row)]
+    return axial_rows(OWN, MAXWELL, p, {STIFFNESS: p["stiffness"], DAMPING: p["damping"]})
 
 
 def attrs(p: dict, contact_rows) -> dict:

@@ -44,7 +44,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import EVENTFUL, friction, impact, maxwell, shock
+from fem.laws import EVENTFUL, damper, friction, impact, maxwell, shock
+from fem.laws.damper import DAMPER
 from fem.laws.maxwell import MAXWELL
 
 from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
@@ -79,6 +80,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
         kind = int(P[c, KIND])
         if kind == MAXWELL:
             maxwell.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == DAMPER:
+            damper.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:

@@ -1,0 +1,49 @@
+"""What the laws acting along one direction share (Maxwell elements, dampers): the link's
+elongation and rate along the direction, and the commit of a trial into the value row, the
+forces and their derivatives."""
+
+from __future__ import annotations
+
+import numba
+
+from fem.laws.columns import (ACT, DIR, ENN, ENT, FN, FTM, G0, G1, MODE, NRM, PDOT, PEN, SLIPW,
+                              STICK, VSL)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def motion(P, c, o, d, dd):
+    """(u, u'): the elongation n . d of contact c's link and its rate."""
+    n0, n1, n2 = P[c, DIR], P[c, DIR + 1], P[c, DIR + 2]
+    return (n0 * d[o] + n1 * d[o + 1] + n2 * d[o + 2],
+            n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def commit(P, c, o, u, v, force, dfdu, dfdv, stored, lost, cv_new, phi, Jd, Jv, jac):
+    """Contact c acting along its direction n (no events, always acting): its elongation u,
+    rate v, force (tension positive: it pulls the first node back along -n) with its
+    derivatives, the energy it stores and the energy it dissipated over the step into its
+    value row; the force on the first node into phi (3 at o) and, when ``jac``, its
+    derivatives with respect to the link's displacement and rate into Jd, Jv (block o // 3)."""
+    cv_new[c, MODE] = STICK
+    cv_new[c, ACT] = 1.0
+    cv_new[c, G0] = 1.0
+    cv_new[c, G1] = 1.0
+    cv_new[c, PEN] = u
+    cv_new[c, PDOT] = v
+    cv_new[c, FN] = force
+    cv_new[c, ENN] = stored
+    cv_new[c, ENT] = 0.0
+    cv_new[c, SLIPW] = lost
+    cv_new[c, FTM] = 0.0
+    cv_new[c, VSL] = 0.0
+    for q in range(3):
+        cv_new[c, NRM + q] = P[c, DIR + q]
+        phi[o + q] -= force * P[c, DIR + q]
+    if jac:
+        b = o // 3
+        for q in range(3):
+            for s in range(3):
+                nn = P[c, DIR + q] * P[c, DIR + s]
+                Jd[b, q, s] -= dfdu * nn
+                Jv[b, q, s] -= dfdv * nn
