@@ -18,6 +18,8 @@ MAX_ITERATIONS = 40
 #: iterations after which the contacts still changing keep their mode for the step
 HOLD_AFTER = 12
 TOLERANCE = 1e-11
+#: the smallest positive normal float64
+SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -139,7 +141,9 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
                 e += P[c, DIR + q] * (y[o + q] + Law[o + q])
             res_l[k] = e
             rn = max(rn, abs(e))
-        if rn <= TOLERANCE * scale:
+        # a scale whose relative tolerance is below the smallest normal number has no
+        # relative precision left (a motion that has died out into subnormal numbers)
+        if rn <= TOLERANCE * scale or scale * TOLERANCE < SMALLEST_NORMAL:
             for k in range(nr):
                 set_bond(P, bonded[k], cv_new, z[na + k], YES)
             return it

@@ -48,7 +48,7 @@ def force(c, alpha, vr, v):
         slope = c * vr ** (alpha - 1.0)
         return slope * v, slope
     f = c * a ** alpha
-    return (f if v > 0.0 else -f), alpha * f / a
+    return (f if v > 0.0 else -f), max(alpha, 1.0) * f / a
 
 
 @numba.njit(cache=True, nogil=True)
