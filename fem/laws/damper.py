@@ -48,7 +48,29 @@ def force(c, alpha, vr, v):
         slope = c * vr ** (alpha - 1.0)
         return slope * v, slope
     f = c * a ** alpha
-    return (f if v > 0.0 else -f), max(alpha, 1.0) * f / a
+    return (f if v > 0.0 else -f), alpha * f / a
+
+
+@numba.njit(cache=True, nogil=True)
+def newton_slope(c, alpha, vr, v, before):
+    """The slope dF/dv the implicit schemes' Newton iteration gets at the rate v, ``before``
+    the rate of the iteration before.
+
+    F is convex in |v| for alpha >= 1, and Newton's method converges with its tangent. For
+    alpha < 1 F is concave: its tangent, from a rate above the solution, overshoots it, past
+    zero when the solution is small, and the iteration cycles across zero. Its chord F / v
+    never overshoots (the step's rate stays on its side of the solution and of zero) but
+    converges only at the rate 1 - alpha when the damper's force dominates the step's
+    inertia. So the iteration gets the tangent when it comes from below (the tangent then
+    stays below the solution and converges quadratically) or has nearly converged (a change
+    of less than alpha / 2: the tangent's overshoot then stays on the same side of zero),
+    and the chord otherwise."""
+    f, slope = force(c, alpha, vr, v)
+    if alpha >= 1.0 or abs(v) < vr:
+        return slope
+    if before * v > 0.0 and abs(v) >= abs(before) * (1.0 - 0.5 * alpha):
+        return slope
+    return f / v
 
 
 @numba.njit(cache=True, nogil=True)
@@ -58,7 +80,8 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     the rates into Jv (block o // 3) when ``jac``, values into cv_new."""
     cd, alpha, vr = P[c, DAMPING], P[c, EXPONENT], P[c, LINEAR_BELOW]
     u1, v1 = motion(P, c, o, d, dd)
-    f1, slope = force(cd, alpha, vr, v1)
+    f1 = force(cd, alpha, vr, v1)[0]
+    slope = newton_slope(cd, alpha, vr, v1, cv_new[c, RATE])
     lost = 0.0
     if h > 0.0:
         # Simpson's rule on F u' along the step's cubic Hermite path
