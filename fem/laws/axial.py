@@ -9,6 +9,10 @@ import numba
 from fem.laws.columns import (ACT, DIR, ENN, ENT, FN, FTM, G0, G1, MODE, NRM, PDOT, PEN, SLIPW,
                               STICK, VSL)
 
+#: the group attribute that names a link's force-deformation loop (the series of its
+#: deformation and of its force), which ``fem post hysteresis`` draws
+LOOP = ["elongation", "force"]
+
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def motion(P, c, o, d, dd):

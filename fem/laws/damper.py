@@ -24,7 +24,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws.axial import commit, motion
+from fem.laws.axial import LOOP, commit, motion
 from fem.laws.columns import (A_FN, A_PEN, DIR, EVOLVING, EVOLVING_RATE, FN, MODE, PDOT, PEN,
                               own)
 from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
@@ -149,7 +149,7 @@ def rows(p: dict, nodes: int = 2) -> list:
 
 def attrs(p: dict, contact_rows) -> dict:
     return dict(damping=p["damping"], exponent=p["exponent"], linear_below=p["linear_below"],
-                direction=list(p["direction"]))
+                direction=list(p["direction"]), loop=LOOP)
 
 
 def series(v, p: dict) -> dict:

@@ -31,7 +31,7 @@ import math
 import numba
 import numpy as np
 
-from fem.laws.axial import commit, motion
+from fem.laws.axial import LOOP, commit, motion
 from fem.laws.columns import (A_FN, A_LAM, A_PEN, DIR, EVOLVING, EVOLVING_RATE, FN, MODE, PDOT,
                               PEN, own)
 from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
@@ -158,7 +158,7 @@ def rows(p: dict, nodes: int = 2) -> list:
 
 
 def attrs(p: dict, contact_rows) -> dict:
-    return dict(stiffness=p["stiffness"], damping=p["damping"], direction=list(p["direction"]))
+    return dict(stiffness=p["stiffness"], damping=p["damping"], direction=list(p["direction"]), loop=LOOP)
 
 
 def series(v, p: dict) -> dict:
