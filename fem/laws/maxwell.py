@@ -158,7 +158,8 @@ def rows(p: dict, nodes: int = 2) -> list:
 
 
 def attrs(p: dict, contact_rows) -> dict:
-    return dict(stiffness=p["stiffness"], damping=p["damping"], direction=list(p["direction"]), loop=LOOP)
+    return dict(stiffness=p["stiffness"], damping=p["damping"], direction=list(p["direction"]),
+                loop=LOOP)
 
 
 def series(v, p: dict) -> dict:

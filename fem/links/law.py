@@ -44,9 +44,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import EVENTFUL, damper, friction, impact, maxwell, shock
+from fem.laws import EVENTFUL, damper, friction, impact, maxwell, plastic, shock
 from fem.laws.damper import DAMPER
 from fem.laws.maxwell import MAXWELL
+from fem.laws.plastic import PLASTIC
 
 from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
                               FDN, FREE, G0, G1, GAP, KIND, LAM, MODE, NG, NRM, PDOT, PEN, PLANE,
@@ -82,6 +83,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             maxwell.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == DAMPER:
             damper.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == PLASTIC:
+            plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:

@@ -1,0 +1,291 @@
+"""Plastic links (``kind = "plastic"``) against closed forms written here, in every scheme of
+the catalog that offers them, on both bases:
+
+* a mass on an elastic-perfectly-plastic spring under a step load F0 from rest: first yield
+  at t_y = arccos(1 - F_y / F0) / w, peak ductility 1 / (2 (1 - F0 / F_y));
+* the same with a linear spring k_s in parallel: elastic, then plastic (the spring alone),
+  then elastic again about the new plastic elongation, each phase a harmonic motion;
+* bilinear kinematic and isotropic hardening under an imposed cyclic elongation: the loop's
+  corners from the curve, its area, and the plastic work per cycle;
+* a yielding gap spring: slack inside the gap, which yielding widens.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from fem import catalog
+from fem.errors import StudyError
+from fem.runner import run_study
+from test_maxwell import ROWS, _ids, imposed_study, modes, run, transient
+
+K = 1.0e5                   # N/m, elastic stiffness
+FY = 100.0                  # N, elastic limit
+UY = FY / K                 # m
+MASS = 1.0                  # kg
+
+
+def require(basis, scheme):
+    row = catalog.SCHEMES[(basis, scheme)]
+    if not row.offers("plastic"):
+        pytest.skip(f"{basis} {scheme}: {row.reason('plastic')}")
+
+
+def plastic_link(nodes, curve, extra="", name="pl"):
+    quoted = ", ".join(f'"{n}"' for n in nodes)
+    points = ", ".join(f"[{u!r}, {f!r}]" for u, f in curve)
+    return (f'[[link]]\nkind = "plastic"\nname = "{name}"\nnodes = [{quoted}]\n'
+            f"direction = [1.0, 0.0, 0.0]\ncurve = [{points}]\n{extra}")
+
+
+def step_load_study(basis, scheme, f0, spring, end, step):
+    """A mass on the plastic link to the ground (and a spring ``spring`` N/m in parallel),
+    the load FX = f0 from t = 0."""
+    stiffness = f"stiffness = {spring!r}\n" if spring else ""
+    return f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["A"]
+mass = {MASS!r}
+{stiffness}
+[[load]]
+nodes = ["A"]
+FX = {f0!r}
+{plastic_link(["A"], [(UY, FY)])}
+{modes(1) if basis == "modal" else ""}
+{transient(basis, scheme, end=end, step=step, links=("pl",))}
+"""
+
+
+PHYSICAL = [key for key in ROWS if key[0] == "physical"]
+
+
+@pytest.mark.parametrize("basis, scheme", PHYSICAL, ids=_ids(PHYSICAL))
+def test_elastic_perfectly_plastic_oscillator_under_a_step_load(tmp_path, basis, scheme):
+    """F0 = 0.75 F_y: yield at t_y = arccos(1 - F_y / F0) / w, then the spring carries F_y
+    until the mass stops at the peak ductility 1 / (2 (1 - F0 / F_y)) = 2, then unloads
+    elastically about the plastic elongation u_max - u_y."""
+    require(basis, scheme)
+    f0 = 0.75 * FY
+    w = math.sqrt(K / MASS)
+    ty = math.acos(1.0 - FY / f0) / w
+    step = 2.0 * math.pi / w / 2000
+    data = run(tmp_path, step_load_study(basis, scheme, f0, 0.0, 0.05, step))["a"]
+    t, x = data["time"], data["displacement"][:, 0]
+    force = data["links/pl/force"]
+    peak = UY / (2.0 * (1.0 - f0 / FY))
+    assert np.max(x) == pytest.approx(peak, rel=1e-3)
+    first = t[np.argmax(force >= FY * (1.0 - 1e-9))]
+    assert first == pytest.approx(ty, abs=1.5 * step)
+    assert np.max(force) <= FY * (1.0 + 1e-9)
+    up = data["links/pl/plastic_elongation"]
+    assert up[-1] == pytest.approx(peak - UY, rel=1e-3)
+    # the plastic work: F_y times the plastic elongation, all of the energy lost
+    assert data["links/pl/dissipated"][-1] == pytest.approx(FY * (peak - UY), rel=1e-3)
+    balance = (data["energy/kinetic"] + data["energy/potential"] + data["energy/link_energy"]
+               + data["energy/dissipated"] - data["energy/external_work"])
+    assert np.max(np.abs(balance)) < 1e-3 * f0 * peak
+
+
+def three_phases(f0, ks, t):
+    """x(t) of a mass m on a spring ks in parallel with an elastic-perfectly-plastic spring
+    (k, F_y) under a step load f0 from rest, loading once then unloading elastically: the
+    three harmonic phases in closed form, and the plastic elongation."""
+    k1 = ks + K
+    w1, w2 = math.sqrt(k1 / MASS), math.sqrt(ks / MASS)
+    ty = math.acos(1.0 - UY * k1 / f0) / w1
+    vy = f0 / k1 * w1 * math.sin(w1 * ty)
+    xe = (f0 - FY) / ks                         # phase 2: about xe at w2
+    a, b = UY - xe, vy / w2
+    tm = ty + math.atan2(b, a) / w2             # the peak: x = xe + sqrt(a^2 + b^2)
+    xmax = xe + math.hypot(a, b)
+    up = xmax - UY
+    x3 = (f0 + K * up) / k1                     # phase 3: about x3 at w1
+    x = np.where(t <= ty, f0 / k1 * (1.0 - np.cos(w1 * t)),
+                 np.where(t <= tm, xe + a * np.cos(w2 * (t - ty)) + b * np.sin(w2 * (t - ty)),
+                          x3 + (xmax - x3) * np.cos(w1 * (t - tm))))
+    # phase 3 stays elastic: the spring's force at the lowest point above -F_y
+    assert K * (2.0 * x3 - xmax - up) > -FY
+    return x, up
+
+
+@pytest.mark.parametrize("basis, scheme", ROWS, ids=_ids(ROWS))
+def test_yield_then_unload_with_a_parallel_spring(tmp_path, basis, scheme):
+    """k_s = 2e4 N/m beside the plastic spring, F0 = 90 N: the displacement against the three
+    phases' closed form, on both bases (one mode: the modal basis is the whole model)."""
+    require(basis, scheme)
+    ks, f0 = 2.0e4, 90.0
+    w1 = math.sqrt((ks + K) / MASS)
+    step = 2.0 * math.pi / w1 / 1000
+    end = 0.08
+    data = run(tmp_path, step_load_study(basis, scheme, f0, ks, end, step))["a"]
+    t, x = data["time"], data["displacement"][:, 0]
+    exact, up = three_phases(f0, ks, t)
+    scale = float(np.max(np.abs(exact)))
+    assert np.max(np.abs(x - exact)) < 5e-3 * scale
+    assert data["links/pl/plastic_elongation"][-1] == pytest.approx(up, rel=5e-3)
+    assert data["links/pl/dissipated"][-1] == pytest.approx(FY * up, rel=5e-3)
+
+
+# ------------------------------------------------------------------------------------------
+# an imposed cyclic elongation
+U0 = 5.0e-3                 # m, the cycle's amplitude (5 u_y)
+W = 2.0 * math.pi * 2.0
+PERIOD = 2.0 * math.pi / W
+CURVE = [(UY, FY), (11.0 * UY, 200.0)]          # k_t = 1e4 N/m beyond the elastic limit
+KT = (CURVE[1][1] - CURVE[0][1]) / (CURVE[1][0] - CURVE[0][0])
+
+
+def cyclic_study(basis, scheme, extra, curve=CURVE, cycles=3, per_period=800):
+    return imposed_study(basis, scheme, imposed=f'DX = {U0!r}\nfunction = "drive"',
+                         end=cycles * PERIOD, step=PERIOD / per_period,
+                         functions=f'[functions.drive]\nexpression = "sin({W!r}*t)"\n',
+                         link=plastic_link(["P"], curve, extra), links=("pl",))
+
+
+def bilinear_corners(rule, cycles):
+    """The corners (u, F) of a bilinear spring driven 0 -> U0 -> -U0 -> U0 ...: a reversal's
+    elastic unloading and the hardening line's end, for each half cycle, from the curve: the
+    hardening line has slope k_t; kinematic: the elastic range is 2 F_y wide; isotropic: it
+    is 2 R, R the last peak force."""
+    corners = []
+    force, up = 0.0, 0.0
+    radius = FY
+    target = U0
+    for _ in range(2 * cycles):
+        s = 1.0 if target > 0 else -1.0
+        if rule == "kinematic":
+            back = force + s * FY if corners else 0.0      # the centre of the elastic range
+            yield_force = back + s * FY if corners else s * FY
+        else:
+            yield_force = s * radius
+        u_yield = up + yield_force / K
+        corners.append((u_yield, yield_force))
+        force = yield_force + KT * (target - u_yield)
+        up = target - force / K
+        radius = abs(force)
+        corners.append((target, force))
+        target = -target
+    return corners
+
+
+@pytest.mark.parametrize("rule", ["kinematic", "isotropic"])
+@pytest.mark.parametrize("basis, scheme", ROWS, ids=_ids(ROWS))
+def test_bilinear_hardening_under_a_cyclic_elongation(tmp_path, basis, scheme, rule):
+    """The force at the corners of each half cycle, the force along the loop (linear between
+    corners), the plastic work of the last cycle against the loop's area from the corners,
+    and the energy balance."""
+    require(basis, scheme)
+    cycles = 3
+    data = run(tmp_path, cyclic_study(basis, scheme, f'hardening = "{rule}"\n',
+                                      cycles=cycles))["a"]
+    t = data["time"]
+    u, force = data["links/pl/elongation"], data["links/pl/force"]
+    corners = bilinear_corners(rule, cycles)
+    # the path, corner to corner: elastic (slope K) to the yield corner, then slope k_t; the
+    # path's force at each archived elongation, half cycle by half cycle
+    quarter = PERIOD / 4
+    half_starts = [quarter + i * PERIOD / 2 for i in range(2 * cycles)]
+    for i, (u_y, f_y) in enumerate(corners[0::2]):
+        u_end, f_end = corners[2 * i + 1]
+        lo, hi = (half_starts[i - 1] if i else 0.0), half_starts[i]
+        sel = (t > lo + 1e-9) & (t <= hi + 1e-9)
+        s = 1.0 if u_end > 0 else -1.0
+        elastic = s * (u[sel] - u_y) <= 0.0
+        expect = np.where(elastic, f_y + K * (u[sel] - u_y), f_y + KT * (u[sel] - u_y))
+        assert np.max(np.abs(force[sel] - expect)) < 2e-3 * abs(f_end), (rule, i)
+    # the last cycle's loop area (the corners' polygon) against the plastic work
+    last = corners[-4:]
+    start = corners[-5]
+    poly = np.array([start] + last)
+    xs, ys = poly[:, 0], poly[:, 1]
+    area = 0.5 * abs(np.dot(xs, np.roll(ys, -1)) - np.dot(ys, np.roll(xs, -1)))
+    if rule == "kinematic":
+        assert area == pytest.approx(4.0 * (U0 - UY) * FY * (1.0 - KT / K), rel=1e-12)
+    t_end = t[-1]
+    sel = t >= t_end - PERIOD - 1e-9
+    trapezoid = float(np.sum(0.5 * (force[sel][1:] + force[sel][:-1]) * np.diff(u[sel])))
+    # over the last period (u: 0 -> U0 -> -U0 -> 0) a steady loop's int F du is its area
+    work = np.interp(t_end, t, data["links/pl/dissipated"]) - \
+        np.interp(t_end - PERIOD, t, data["links/pl/dissipated"])
+    if rule == "kinematic":
+        assert trapezoid == pytest.approx(area, rel=5e-3)
+        assert work == pytest.approx(area, rel=5e-3)
+    # int F du over the period: the plastic work and the change of the stored F^2 / 2 k
+    f_start, f_end = np.interp([t_end - PERIOD, t_end], t, force)
+    assert work == pytest.approx(trapezoid - (f_end ** 2 - f_start ** 2) / (2.0 * K),
+                                 rel=5e-3)
+    balance = (data["energy/kinetic"] + data["energy/potential"] + data["energy/link_energy"]
+               + data["energy/dissipated"] - data["energy/external_work"])
+    assert np.max(np.abs(balance)) < 2e-3 * work
+
+
+@pytest.mark.parametrize("basis, scheme", ROWS, ids=_ids(ROWS))
+def test_a_yielding_gap_spring(tmp_path, basis, scheme):
+    """A gap g = 2 u_y on the tension side, perfectly plastic beyond F_y: the first pass to
+    U0 leaves the plastic elongation U0 - g - u_y; from then on the spring is slack below
+    U0 - u_y and carries min(k (u - U0 + u_y), F_y) above, never a compression."""
+    require(basis, scheme)
+    gap = 2.0 * UY
+    data = run(tmp_path, cyclic_study(basis, scheme, f"gap = {gap!r}\n",
+                                      curve=[(UY, FY)]))["a"]
+    t = data["time"]
+    u, force = data["links/pl/elongation"], data["links/pl/force"]
+    assert np.min(force) >= 0.0
+    after = t > PERIOD / 4 + 1e-9
+    expect = np.clip(K * (u[after] - (U0 - UY)), 0.0, FY)
+    assert np.max(np.abs(force[after] - expect)) < 2e-3 * FY
+    assert data["links/pl/plastic_elongation"][-1] == pytest.approx(U0 - gap - UY, rel=1e-3)
+
+
+# ------------------------------------------------------------------------------------------
+# bad input
+BAD = [
+    ("curve = [[1e-3, 100.0], [2e-3, 90.0]]", "must not decrease"),
+    ("curve = [[1e-3, 100.0], [0.5e-3, 150.0]]", "must increase"),
+    ("curve = [[1e-3, 100.0], [2e-3, 300.0]]", "elastic slope"),
+    ("curve = [[1e-3, -100.0]]", "curve[1][2]"),
+    ("curve = [1e-3, 100.0]", "list of [deformation, force] points"),
+    ('curve = [[1e-3, 100.0]]\nhardening = "mixed"', "hardening"),
+    ('curve = [[1e-3, 100.0]]\ngap = 1e-3\nside = "both"', "side"),
+]
+
+
+@pytest.mark.parametrize("keys, message", BAD)
+def test_bad_keys_are_named(tmp_path, keys, message):
+    text = textwrap.dedent(f"""
+        [mesh.nodes]
+        A = [0.0, 0.0, 0.0]
+        [model]
+        components = ["DX"]
+        [[discrete]]
+        nodes = ["A"]
+        mass = 1.0
+        [[link]]
+        kind = "plastic"
+        name = "pl"
+        nodes = ["A"]
+        direction = [1.0, 0.0, 0.0]
+        {keys}
+        [[analysis]]
+        name = "a"
+        kind = "transient"
+        scheme = "newmark"
+        end = 0.01
+        step = 1e-3
+        links = ["pl"]
+        """)
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(StudyError) as info:
+        run_study(path, tmp_path / "bad.h5")
+    assert message in str(info.value)
+    assert "link" in str(info.value)
+    assert not (tmp_path / "bad.h5").exists()
