@@ -622,6 +622,26 @@ class TransientAnalysis(_SampledAnalysis):
         group = self._link_group(name)
         return tuple(n for n in group if isinstance(group[n], h5py.Dataset))
 
+    def link_attributes(self, name: str) -> dict:
+        """The attributes of one link's group (its parameters, and ``loop`` when its law has
+        a force-deformation loop), without reading its series; strings as ``str``, string
+        arrays as lists of ``str``."""
+        attrs = self._link_group(name).attrs
+        found = {}
+        for key, value in attrs.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind in "OSU":
+                value = [_text(v) for v in value.ravel()]
+            elif isinstance(value, (bytes, np.generic)):
+                value = _text(value) if isinstance(value, bytes) else value.item()
+            found[key] = value
+        return found
+
+    def link_series_units(self, name: str) -> dict[str, str]:
+        """The unit of each series of one link that stores one (a ``units`` attribute)."""
+        group = self._link_group(name)
+        return {n: _text(group[n].attrs["units"]) for n in group
+                if isinstance(group[n], h5py.Dataset) and "units" in group[n].attrs}
+
     def link_blocks(self, name: str, start=None, end=None, rows: int = BLOCK_ROWS):
         """The series of one link over a window, in blocks of at most ``rows`` rows.
 

@@ -12,11 +12,11 @@ import os
 import sys
 
 from postpro.errors import PostproError
-from postpro.jobs import (check, common, compare, energy, export, info, modes, plot, series,
-                          shocks, spectra, spectrum, sweep)
+from postpro.jobs import (check, common, compare, energy, export, hysteresis, info, modes, plot,
+                          series, shocks, spectra, spectrum, sweep)
 
-JOBS = (series, plot, spectra, spectrum, check, energy, shocks, modes, compare, export, info,
-        sweep)
+JOBS = (series, plot, spectra, spectrum, check, energy, shocks, hysteresis, modes, compare,
+        export, info, sweep)
 
 
 class _Parser(argparse.ArgumentParser):
