@@ -211,8 +211,8 @@ OPTIONS = {
 }
 
 
-@given(sub=st.sampled_from(["series", "check", "energy", "shocks", "info", "compare",
-                            "nowhere"]),
+@given(sub=st.sampled_from(["series", "check", "energy", "shocks", "hysteresis", "info",
+                            "compare", "nowhere"]),
        options=st.dictionaries(st.sampled_from(sorted(OPTIONS)), st.just(None), max_size=4),
        data=st.data())
 def test_post_option_sets_end_cleanly(results, sub, options, data):

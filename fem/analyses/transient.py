@@ -119,6 +119,8 @@ def _integrate(ctx, spec, model, links, basis, dyn, grid, every, x0, v0, width, 
         units["element_force"] = layout.column_units_list(forces.elements.units())
     if forces.reactions is not None:
         units["reaction"] = layout.column_units_list(forces.reactions.units(model.dofs))
+    if links:
+        units.update(links.series_units())
     relative = None
     if motion is not None:
         relative = RelativeFields(motion, p["fields"], basis.dofs if basis is not None else None)

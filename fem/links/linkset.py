@@ -71,6 +71,14 @@ class LinkSet:
                 out[f"links/{name}/{what}"] = 0
         return out
 
+    def series_units(self) -> dict:
+        """The unit of each link series, as its law declares it (``fem.laws.contract.Series``)."""
+        out = {}
+        for name, kind in zip(self.names, self.kinds):
+            for declared in laws.module(kind).LAW.series:
+                out[f"links/{name}/{declared.name}"] = declared.unit
+        return out
+
     def series(self, cv: np.ndarray) -> dict:
         """The link series of archived rows, from their archived contact values cv (k, nc,
         NA): the columns ``fem.laws.columns.ARCHIVED``, read by each link's law."""
