@@ -29,10 +29,14 @@ UY = FY / K                 # m
 MASS = 1.0                  # kg
 
 
-def require(basis, scheme):
+def require(basis, scheme, feature="plastic.bilinear"):
+    """Skip, naming the catalog's reason, a scheme that does not offer the feature: a
+    perfectly plastic or bilinear kinematic spring ("plastic.bilinear", every scheme) or an
+    isotropic or multilinear one ("plastic", all but the exact scheme)."""
     row = catalog.SCHEMES[(basis, scheme)]
-    if not row.offers("plastic"):
-        pytest.skip(f"{basis} {scheme}: {row.reason('plastic')}")
+    if not row.offers(feature):
+        assert (scheme, feature) == ("exact", "plastic"), row.reason(feature)
+        pytest.skip(f"{basis} {scheme}: {row.reason(feature)}")
 
 
 def plastic_link(nodes, curve, extra="", name="pl"):
@@ -182,7 +186,7 @@ def test_bilinear_hardening_under_a_cyclic_elongation(tmp_path, basis, scheme, r
     """The force at the corners of each half cycle, the force along the loop (linear between
     corners), the plastic work of the last cycle against the loop's area from the corners,
     and the energy balance."""
-    require(basis, scheme)
+    require(basis, scheme, "plastic.bilinear" if rule == "kinematic" else "plastic")
     cycles = 3
     data = run(tmp_path, cyclic_study(basis, scheme, f'hardening = "{rule}"\n',
                                       cycles=cycles))["a"]
@@ -289,3 +293,61 @@ def test_bad_keys_are_named(tmp_path, keys, message):
     assert message in str(info.value)
     assert "link" in str(info.value)
     assert not (tmp_path / "bad.h5").exists()
+
+
+# ------------------------------------------------------------------------------------------
+# located yield and unload
+def epp_events(f0):
+    """The yield and unload instants of the elastic-perfectly-plastic oscillator under the
+    step load f0: yield at t_y = arccos(1 - F_y / f0) / w with the speed
+    v_y = (f0 / k) w sin(w t_y); then m x'' = f0 - F_y decelerates it to rest, where it
+    unloads: t_u = t_y + m v_y / (F_y - f0)."""
+    w = math.sqrt(K / MASS)
+    ty = math.acos(1.0 - FY / f0) / w
+    vy = f0 / K * w * math.sin(w * ty)
+    return ty, ty + MASS * vy / (FY - f0)
+
+
+def test_the_exact_scheme_lands_on_yield_and_unload_to_round_off(tmp_path):
+    """The exact scheme runs a perfectly plastic spring between its located yield and unload
+    instants exactly: the instants, the peak 2 u_y and the plastic elongation u_y to
+    round-off (F0 = 0.75 F_y)."""
+    f0 = 0.75 * FY
+    data = run(tmp_path, step_load_study("physical", "exact", f0, 0.0, 0.05, 1e-4))["a"]
+    events = data["events"]
+    kinds = [e[1].decode() for e in events]
+    assert kinds == ["yield", "unload"]
+    ty, tu = epp_events(f0)
+    assert events[0][0] == pytest.approx(ty, rel=1e-12)
+    assert events[1][0] == pytest.approx(tu, rel=1e-12)
+    assert data["links/pl/plastic_elongation"][-1] == pytest.approx(UY, rel=1e-12)
+    assert data["links/pl/dissipated"][-1] == pytest.approx(FY * UY, rel=1e-12)
+    # after the unload: x = x_p + u_y cos(w (t - t_u)) about x_p = u_y + f0 / k
+    t, x = data["time"], data["displacement"][:, 0]
+    after = t > tu
+    w = math.sqrt(K / MASS)
+    exact = UY + f0 / K + (2.0 * UY - UY - f0 / K) * np.cos(w * (t[after] - tu))
+    assert np.max(np.abs(x[after] - exact)) < 1e-12 * UY * 10
+
+
+IMPLICIT = [key for key in PHYSICAL if key[1] in ("newmark", "hht", "central_difference")]
+
+
+@pytest.mark.parametrize("basis, scheme", IMPLICIT, ids=_ids(IMPLICIT))
+def test_located_yield_and_unload_in_the_newmark_family(tmp_path, basis, scheme):
+    """With events = "locate" the Newmark family holds the spring's mode over each step and
+    lands on its yield and unload instants: the log has them, at the closed form's instants
+    to the step's accuracy, and the motion matches the step-load closed form."""
+    f0 = 0.75 * FY
+    w = math.sqrt(K / MASS)
+    step = 2.0 * math.pi / w / 400
+    text = step_load_study(basis, scheme, f0, 0.0, 0.05, step).replace(
+        f'scheme = "{scheme}"', f'scheme = "{scheme}"\nevents = "locate"')
+    data = run(tmp_path, text)["a"]
+    kinds = [e[1].decode() for e in data["events"]]
+    assert kinds == ["yield", "unload"]
+    ty, tu = epp_events(f0)
+    assert data["events"][0][0] == pytest.approx(ty, abs=2e-3 / w)
+    assert data["events"][1][0] == pytest.approx(tu, abs=2e-3 / w)
+    assert data["links/pl/plastic_elongation"][-1] == pytest.approx(UY, rel=1e-3)
+    assert np.max(data["links/pl/force"]) <= FY * (1.0 + 1e-9)

@@ -37,9 +37,9 @@ import numba
 import numpy as np
 
 from fem.laws.axial import LOOP, commit, motion
-from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, EVOLVING_RATE, FTM, GAP, LAM,
-                              PDOT, PEN, VSL, own)
-from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
+from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, EVOLVING_RATE, FN,
+                              FTM, G0, G1, GAP, LAM, MODE, OPEN, PDOT, PEN, SLIP, STICK, VSL, own)
+from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows, record
 from fem.validate import check_float
 
 #: the kind code of a plastic contact (column KIND; the registry checks codes are unique)
@@ -51,8 +51,14 @@ ISOTROPIC, KINEMATIC = 0.0, 1.0
 #: rule, the side (0 both, +1 tension, -1 compression), the number of hardening points m, the
 #: slope of h beyond the last, and the points (a_i, h_i) of h; the direction n is the shared
 #: DIR (3) and the gap the shared GAP
-OWN = own(parameters=(1, 1, 1, 1, 1, 1, MAX_POINTS, MAX_POINTS))
+OWN = own(parameters=(1, 1, 1, 1, 1, 1, MAX_POINTS, MAX_POINTS), values=(1,))
 STIFFNESS, YIELD, RULE, SIDE, POINTS, LAST_SLOPE, PA, PH = OWN.P
+#: its own value column: while it flows in the direction s, p - s u_p, which the flow keeps
+#: (so that p follows u_p where a scheme carries u_p alone: the exact scheme)
+(FLOW_ANCHOR,) = OWN.V
+#: modes (column MODE): slack (a spring with a side, its gap open), elastic, flowing with u_p
+#: growing or decreasing (the event logs of events = "step" call a change to a flow a slip)
+FLOW_UP, FLOW_DOWN = float(SLIP), 3.0
 #: value columns: the elongation u (PEN) and its rate (PDOT), the force F (FN), the stored and
 #: dissipated energies (ENN, SLIPW); archived: the plastic elongation u_p in LAM, the
 #: cumulative plastic elongation p in FTM, the energy dissipated since the start in VSL
@@ -76,17 +82,65 @@ def hardening(P, c, a):
 
 
 @numba.njit(cache=True, nogil=True)
+def _integral(P, c, a):
+    """int_0^a h for a >= 0."""
+    m = int(P[c, POINTS])
+    a0 = 0.0
+    h0 = 0.0
+    total = 0.0
+    for i in range(m):
+        a1, h1 = P[c, PA + i], P[c, PH + i]
+        if a <= a1:
+            hb = h0 + (h1 - h0) / (a1 - a0) * (a - a0)
+            return total + 0.5 * (h0 + hb) * (a - a0)
+        total += 0.5 * (h0 + h1) * (a1 - a0)
+        a0, h0 = a1, h1
+    hb = h0 + P[c, LAST_SLOPE] * (a - a0)
+    return total + 0.5 * (h0 + hb) * (a - a0)
+
+
+@numba.njit(cache=True, nogil=True)
+def plastic_work(P, c, up, p):
+    """The plastic work int F du_p from the virgin state to (u_p, p), a function of the state:
+    on the elastic range's boundary F = X + s R, so dW = X du_p + R |du_p|: kinematic,
+    W = F_y p + int_0^|u_p| h (X = sign(u_p) h(|u_p|)); isotropic, W = F_y p + int_0^p h."""
+    if P[c, RULE] == KINEMATIC:
+        return P[c, YIELD] * p + _integral(P, c, abs(up))
+    return P[c, YIELD] * p + _integral(P, c, p)
+
+
+@numba.njit(cache=True, nogil=True)
 def _next_break(P, c, x, s):
     """The distance, moving from x in the direction s (+1 or -1), to the next breakpoint of
-    X(x) = sign(x) h(|x|) (at the +-a_i), inf beyond the last."""
+    X(x) = sign(x) h(|x|) (at the +-a_i), inf beyond the last; a breakpoint within round-off
+    of x is behind."""
     m = int(P[c, POINTS])
     best = np.inf
+    margin = 1e-12 * max(abs(x), P[c, YIELD] / P[c, STIFFNESS])
     for i in range(m):
         for y in (P[c, PA + i], -P[c, PA + i]):
             d = s * (y - x)
-            if d > 0.0 and d < best:
+            if d > margin and d < best:
                 best = d
     return best
+
+
+@numba.njit(cache=True, nogil=True)
+def ahead(P, c, up, p, s):
+    """(distance, H): how far the flow variable (kinematic: u_p in the direction s; isotropic:
+    p) may go from (u_p, p) before h's next breakpoint (inf beyond the last), and the
+    hardening slope H on the way."""
+    if P[c, RULE] == KINEMATIC:
+        d = _next_break(P, c, up, s)
+        xm = up + s * 0.5 * min(d, P[c, YIELD] / P[c, STIFFNESS])
+        return d, hardening(P, c, abs(xm))[1]
+    margin = 1e-12 * max(p, P[c, YIELD] / P[c, STIFFNESS])
+    d = np.inf
+    for i in range(int(P[c, POINTS])):
+        if P[c, PA + i] > p + margin:
+            d = P[c, PA + i] - p
+            break
+    return d, hardening(P, c, p + 0.5 * min(d, P[c, YIELD] / P[c, STIFFNESS]))[1]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -97,69 +151,41 @@ def _back(P, c, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _surface(P, c, up, p, s):
-    """The force on the boundary of the elastic domain in the direction s, at (u_p, p)."""
+def domain(P, c, up, p):
+    """(X, R): the elastic domain |F - X| <= R at (u_p, p) (module docstring)."""
     if P[c, RULE] == KINEMATIC:
-        return _back(P, c, up) + s * P[c, YIELD]
-    return s * (P[c, YIELD] + hardening(P, c, p)[0])
+        return _back(P, c, up), P[c, YIELD]
+    return 0.0, P[c, YIELD] + hardening(P, c, p)[0]
 
 
 @numba.njit(cache=True, nogil=True)
 def state(P, c, delta, up, p):
     """The return of the trial k (delta - u_p) onto the elastic domain from the committed
-    (u_p, p): (F, dF/ddelta, u_p, p, plastic work) (module docstring)."""
+    (u_p, p): (F, dF/ddelta, u_p, p) (module docstring)."""
     k = P[c, STIFFNESS]
     side = P[c, SIDE]
     f = k * (delta - up)
     if side * f < 0.0:
-        return 0.0, 0.0, up, p, 0.0          # slack: the gap is open
-    kinematic = P[c, RULE] == KINEMATIC
-    if kinematic:
-        x = _back(P, c, up)
-        r = P[c, YIELD]
-    else:
-        x = 0.0
-        r = P[c, YIELD] + hardening(P, c, p)[0]
+        return 0.0, 0.0, up, p               # slack: the gap is open
+    x, r = domain(P, c, up, p)
     over = abs(f - x) - r
     if over <= 0.0:
-        return f, k, up, p, 0.0
+        return f, k, up, p
     s = 1.0 if f > x else -1.0
     if side != 0.0 and s != side:
-        return f, k, up, p, 0.0
-    # walk h's breakpoints: over(lam) = over - k lam - (hardening gained), piecewise linear
+        return f, k, up, p
+    # walk h's breakpoints: the excess over the range falls by (k + H) per unit of flow
     lam = 0.0
-    work = 0.0
     slope = 0.0
-    fs = _surface(P, c, up, p, s)
     for _ in range(4 * MAX_POINTS + 4):
-        if kinematic:
-            ahead = _next_break(P, c, up + s * lam, s)
-            xm = up + s * (lam + 0.5 * min(ahead, 1.0))
-            slope = hardening(P, c, abs(xm))[1]
-        else:
-            a = p + lam
-            slope = hardening(P, c, a)[1]
-            ahead = np.inf
-            m = int(P[c, POINTS])
-            for i in range(m):
-                if P[c, PA + i] > a:
-                    ahead = P[c, PA + i] - a
-                    break
-        rate = k + slope
-        if over <= rate * ahead:
-            d = over / rate
-            lam += d
-            f1 = fs + s * slope * d
-            work += 0.5 * (fs + f1) * s * d
-            fs = f1
+        d, slope = ahead(P, c, up + s * lam, p + lam, s)
+        if over <= (k + slope) * d:
+            lam += over / (k + slope)
             break
-        over -= rate * ahead
-        lam += ahead
-        f1 = fs + s * slope * ahead
-        work += 0.5 * (fs + f1) * s * ahead
-        fs = f1
+        over -= (k + slope) * d
+        lam += d
     up1 = up + s * lam
-    return k * (delta - up1), k * slope / (k + slope), up1, p + lam, work
+    return k * (delta - up1), k * slope / (k + slope), up1, p + lam
 
 
 @numba.njit(cache=True, nogil=True)
@@ -203,32 +229,90 @@ def _hermite(u0, v0, u1, v1, h, th):
 
 
 @numba.njit(cache=True, nogil=True)
-def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+def _held(P, c, delta1, v1, up, p, anchor, delta0, mode):
+    """Contact c in the mode ``mode``, imposed over the step (events = "locate", the exact
+    scheme), from the committed (u_p, p), force f0 and deformation delta0: (F, dF/ddelta,
+    u_p, p, plastic work, rate of u_p, G0, G1). Its event functions, positive while the mode
+    holds: slack, -side k (delta - u_p) (it engages where it turns 0); elastic, the margins
+    R -+ (F - X) to the elastic range's two ends, or to its one end and side F (slack) with a
+    side; flowing in the direction s, s delta' (it unloads where it turns 0) and the distance
+    to h's next breakpoint."""
+    k = P[c, STIFFNESS]
+    side = P[c, SIDE]
+    if mode == OPEN:
+        return 0.0, 0.0, up, p, 0.0, -side * k * (delta1 - up), 1.0
+    if mode == STICK:
+        f = k * (delta1 - up)
+        x, r = domain(P, c, up, p)
+        g_up, g_down = r - (f - x), r + (f - x)
+        if side > 0.0:
+            return f, k, up, p, 0.0, g_up, f
+        if side < 0.0:
+            return f, k, up, p, 0.0, g_down, -f
+        return f, k, up, p, 0.0, g_up, g_down
+    s = 1.0 if mode == FLOW_UP else -1.0
+    d, hh = ahead(P, c, up, p, s)
+    share = k / (k + hh)
+    dup = share * (delta1 - delta0)
+    f = k * (delta1 - up - dup)
+    travelled = s * dup
+    return (f, k * hh / (k + hh), up + dup, anchor + s * (up + dup), share * v1, s * v1,
+            d - travelled if d < np.inf else 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """The plastic contact c at the link displacements d and rates dd, h after its committed
     values cv_old: force on the first node into phi (3 at o), its derivative into Jd (block
-    o // 3) when ``jac``, values into cv_new. The plastic state follows the step's cubic
-    Hermite path of the elongation: returned at each instant where the path turns back,
-    then at its end (the return is exact along a path that does not reverse)."""
+    o // 3) when ``jac``, values into cv_new.
+
+    ``flags[c] < 0``: the law chooses (events = "step"): the plastic state follows the step's
+    cubic Hermite path of the elongation, returned at each instant where the path turns back,
+    then at its end (the return is exact along a path that does not reverse). Otherwise the
+    mode ``flags[c]`` holds over the step (``_held``), and its event functions say when it
+    must change."""
     u1, v1 = motion(P, c, o, d, dd)
     gap = P[c, GAP]
     up, p = cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE]
-    work = 0.0
-    if h > 0.0:
-        u0, v0 = cv_old[c, PEN], cv_old[c, PDOT]
-        n, t1, t2 = turns(u0, v0, u1, v1, h)
-        for i in range(n):
-            ue = _hermite(u0, v0, u1, v1, h, t1 if i == 0 else t2)
-            r = state(P, c, ue - gap, up, p)
-            up, p = r[2], r[3]
-            work += r[4]
-    f, slope, up1, p1, w = state(P, c, u1 - gap, up, p)
-    work += w
     k = P[c, STIFFNESS]
+    anchor = cv_old[c, FLOW_ANCHOR]
+    if flags[c] >= 0.0:
+        mode = flags[c]
+        f, slope, up1, p1, rate, g0, g1 = _held(
+            P, c, u1 - gap, v1, up, p, anchor, cv_old[c, PEN] - gap, mode)
+    else:
+        if h > 0.0:
+            u0, v0 = cv_old[c, PEN], cv_old[c, PDOT]
+            n, t1, t2 = turns(u0, v0, u1, v1, h)
+            for i in range(n):
+                ue = _hermite(u0, v0, u1, v1, h, t1 if i == 0 else t2)
+                r = state(P, c, ue - gap, up, p)
+                up, p = r[2], r[3]
+        f, slope, up1, p1 = state(P, c, u1 - gap, up, p)
+        mode = STICK
+        rate = 0.0
+        if P[c, SIDE] * f < 0.0 or (P[c, SIDE] != 0.0 and f == 0.0 and slope == 0.0):
+            mode = OPEN
+        elif p1 > p:
+            # it flowed at the end of the step: the direction of the flow, its rate
+            sf = 1.0 if up1 > up else -1.0
+            mode = FLOW_UP if sf > 0.0 else FLOW_DOWN
+            hh = ahead(P, c, up1, p1, sf)[1]
+            rate = k / (k + hh) * v1
+            anchor = p1 - sf * up1
+        g0 = g1 = 1.0
+    w1 = plastic_work(P, c, up1, p1)
+    work = w1 - plastic_work(P, c, cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE])
     commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, work, cv_new, phi, Jd, Jv, jac)
+    cv_new[c, MODE] = mode
+    cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
+    cv_new[c, G0] = g0
+    cv_new[c, G1] = g1
     cv_new[c, PLASTIC_ELONGATION] = up1
     cv_new[c, CUMULATIVE] = p1
-    cv_new[c, DISSIPATED] = cv_old[c, DISSIPATED] + work
-    cv_new[c, EVOLVING_RATE] = 0.0
+    cv_new[c, DISSIPATED] = w1
+    cv_new[c, EVOLVING_RATE] = rate
+    cv_new[c, FLOW_ANCHOR] = anchor
 
 
 def stiffness(row) -> float:
@@ -238,9 +322,137 @@ def stiffness(row) -> float:
 
 def traits(row) -> dict:
     """A plastic contact (``fem.links.traits``): its force follows from the elongation and
-    the committed plastic state."""
-    return dict(rate=False, elastic=False, plane_elastic=False, evolving=False, instant=False,
+    the plastic elongation, an internal variable whose rate is that of the elongation times
+    k / (k + H) while it flows (the adaptive schemes control it, the exact scheme carries
+    it); that rate and the event function of a flow (unload where the elongation's rate
+    vanishes) depend on the rate."""
+    return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
                 friction=False)
+
+
+def bilinear(p: dict) -> bool:
+    """Whether a link's equations are linear between its events with the plastic elongation
+    as their only internal variable: a perfectly plastic curve, or a bilinear one with
+    kinematic hardening (X = H u_p)."""
+    return len(p["curve"]) == 1 or (len(p["curve"]) == 2 and p["hardening"] == "kinematic")
+
+
+# ------------------------------------------------------------------ at instants
+def _tolerance(P, c, cv, g) -> float:
+    """The round-off of contact c's event function g at its values cv."""
+    mode = cv[c, MODE]
+    if mode == FLOW_UP or mode == FLOW_DOWN:
+        if g == 0:
+            return 1e-12 * max(1e-9, abs(cv[c, PDOT]))
+        return 1e-12 * max(abs(cv[c, PLASTIC_ELONGATION]), abs(cv[c, CUMULATIVE]),
+                           P[c, YIELD] / P[c, STIFFNESS])
+    return 1e-12 * max(abs(cv[c, FN]), P[c, YIELD], P[c, STIFFNESS] * abs(cv[c, PEN]))
+
+
+def _change(P, c, g, cv) -> str:
+    """Change contact c's mode at an event of its function g, in place in its value row cv;
+    returns the event's kind: "engage", "yield", "slack", "unload" or "hardening" (h's next
+    segment: the mode stays)."""
+    mode = cv[c, MODE]
+    side = P[c, SIDE]
+    if mode == OPEN:
+        cv[c, MODE] = STICK
+        return "engage"
+    if mode == STICK:
+        if g == 0:
+            s = -1.0 if side < 0.0 else 1.0
+        elif side != 0.0:
+            cv[c, MODE] = OPEN
+            return "slack"
+        else:
+            s = -1.0
+        cv[c, MODE] = FLOW_UP if s > 0.0 else FLOW_DOWN
+        cv[c, FLOW_ANCHOR] = cv[c, CUMULATIVE] - s * cv[c, PLASTIC_ELONGATION]
+        return "yield"
+    if g == 0:
+        cv[c, MODE] = STICK
+        return "unload"
+    # at h's breakpoint: the flow goes on along the next segment
+    s = 1.0 if mode == FLOW_UP else -1.0
+    if P[c, RULE] == KINEMATIC:
+        d = _next_break(P, c, cv[c, PLASTIC_ELONGATION], s)
+        if d < 1e-9 * max(P[c, YIELD] / P[c, STIFFNESS], abs(cv[c, PLASTIC_ELONGATION])):
+            cv[c, PLASTIC_ELONGATION] += s * d
+    return "hardening"
+
+
+def at_event(scheme, c: int, g: int, records: list, decided: set) -> bool:
+    """Change the mode of contact c for its event function g at the current instant."""
+    cv = scheme.buf.CV[scheme.cur]
+    kind = _change(scheme.P, c, g, cv)
+    records.append(record(scheme.t, kind, scheme.links.link_of(c),
+                          f"force {cv[c, FN]:.9g} N, plastic elongation "
+                          f"{cv[c, PLASTIC_ELONGATION]:.9g} m"))
+    return True
+
+
+def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
+    """Change the mode of contact c when one of its functions is below zero beyond its
+    round-off at the current state; returns whether it did."""
+    for g in (0, 1):
+        if cv[c, G0 + g] < -_tolerance(scheme.P, c, cv, g):
+            return at_event(scheme, c, g, records, decided)
+    return False
+
+
+# ------------------------------------------------------------------ between events, exactly
+def phase_key(P, c: int, cv) -> tuple:
+    """Its mode: the plastic elongation is an internal variable of the exact scheme's state."""
+    return (int(cv[c, MODE]),)
+
+
+def exact_phase(P, c: int, mode: tuple, t) -> None:
+    """The terms of a plastic contact c (``bilinear``) in its mode for the exact scheme
+    (``fem.integrators.exact_phases.Terms``), its plastic elongation e the internal variable
+    i of the state: acting, F = k (delta - e), delta = ell . x + pw . w - g, the structure gets
+    -F ell and the imposed motion works F pv; flowing in the direction s, e' = k / (k + H)
+    delta' and the plastic work F e' is dissipated (H: Prager's modulus, X = H e); the event
+    functions of ``_held``."""
+    n, nb, N = t.n, t.nb, t.N
+    m = mode[0]
+    ell, pw, pv, pa = t.rows(c, P[c, DIR:DIR + 3])
+    i = t.internal(c)
+    k, fy, side, gap = P[c, STIFFNESS], P[c, YIELD], P[c, SIDE], P[c, GAP]
+    hh = P[c, LAST_SLOPE] if P[c, RULE] == KINEMATIC else 0.0
+    dz, du = t.affine(ell, pw, -gap)
+    dz[2 * n + i] = -1.0                     # delta - e
+    fz, fu = k * dz, k * du                  # F = k (delta - e)
+    rate = t.affine(ell, pv, 0.0, on_v=True)
+    if m == OPEN:
+        t.event(c, 0, -side * fz, -side * fu)
+        return
+    t.K += k * np.outer(ell, ell)
+    t.G[:, i] = k * ell
+    t.F[:, :nb] -= k * np.outer(ell, pw)
+    t.F[:, nb] += k * gap * ell
+    t.support.append((1.0, (fz, fu), (np.zeros(N), np.concatenate([pv, [0.0]]))))
+    if m == STICK:
+        ez = np.zeros(N)
+        ez[2 * n + i] = hh                   # X = H e
+        eu = np.zeros(t.nu)
+        eu[nb] = fy
+        up = (eu - fu, ez - fz)              # R - (F - X)
+        down = (eu + fu, fz - ez)            # R + (F - X)
+        if side > 0.0:
+            t.event(c, 0, up[1], up[0])
+            t.event(c, 1, fz, fu)
+        elif side < 0.0:
+            t.event(c, 0, down[1], down[0])
+            t.event(c, 1, -fz, -fu)
+        else:
+            t.event(c, 0, up[1], up[0])
+            t.event(c, 1, down[1], down[0])
+        return
+    s = 1.0 if m == FLOW_UP else -1.0
+    share = k / (k + hh)
+    t.rates_z[i], t.rates_u[i] = share * rate[0], share * rate[1]
+    t.event(c, 0, s * rate[0], s * rate[1])
+    t.diss.append((share, (fz, fu), rate))
 
 
 # ------------------------------------------------------------------ declaration
@@ -250,17 +462,25 @@ _CURVE = [[1e-3, 100.0], [11e-3, 200.0]]
 LAW = Law(
     "plastic", "an elasto-plastic spring with isotropic or kinematic hardening, along a "
                "direction",
-    (Feature("plastic", "elasto-plastic spring", state=True, linear=False,
-             nonlinear="its force is piecewise linear in the elongation between yield and "
-                       "unload instants that are not located events", events=False),),
+    (Feature("plastic.bilinear", "elasto-plastic spring, perfectly plastic or bilinear "
+                                 "kinematic", state=True, evolving=True),
+     Feature("plastic", "elasto-plastic spring, isotropic or multilinear", state=True,
+             evolving=True, linear=False,
+             nonlinear="its elastic range moves with a second internal variable (isotropic "
+                       "hardening: the cumulative plastic elongation) or its hardening slope "
+                       "changes along the curve: the exact scheme's phases carry one "
+                       "internal variable per link, the plastic elongation")),
     (Series("force", "N", "force the spring carries, tension positive: k (elongation - gap - "
                           "plastic_elongation)"),
      Series("elongation", "m", "elongation along `direction`"),
      Series("plastic_elongation", "m", "the plastic elongation u_p (internal variable)"),
      Series("cumulative_plastic", "m", "the cumulative plastic elongation p = int |u_p'| dt"),
      Series("dissipated", "J", "the plastic work int F du_p since the start")),
-    (Sample("plastic", "plastic", {"kind": "plastic", "direction": [1.0, 0.0, 0.0],
-                                   "curve": _CURVE}),),
+    (Sample("plastic_bilinear", "plastic.bilinear",
+            {"kind": "plastic", "direction": [1.0, 0.0, 0.0], "curve": _CURVE}),
+     Sample("plastic", "plastic", {"kind": "plastic", "direction": [1.0, 0.0, 0.0],
+                                   "curve": _CURVE + [[21e-3, 250.0]],
+                                   "hardening": "isotropic"})),
     OWN)
 
 
@@ -306,25 +526,26 @@ def read(t, p: dict, components=()) -> None:
 
 
 def needed(p: dict, where: str) -> list:
-    return [("plastic", f"{where}.kind")]
+    if bilinear(p):
+        return [("plastic.bilinear", f"{where}.kind")]
+    return [("plastic", f"{where}.hardening" if len(p["curve"]) == 2 else f"{where}.curve")]
 
 
 directions = along
 
 
 def table(curve) -> tuple:
-    """(k, F_y, [(a_i, h_i)], slope of h beyond the last point) of a curve (module
-    docstring)."""
+    """(k, F_y, [(a_i, h_i)], slope of h beyond the last of them) of a curve (module
+    docstring): the breakpoints of h, which are the curve's points but its first and its last
+    (the last segment's slope goes on beyond the last point)."""
     (u1, fy) = curve[0]
     k = fy / u1
-    points = [(u - f / k, f - fy) for u, f in curve[1:]]
-    if points:
-        a0, h0 = (points[-2] if len(points) > 1 else (0.0, 0.0))
-        a1, h1 = points[-1]
+    points = [(0.0, 0.0)] + [(u - f / k, f - fy) for u, f in curve[1:]]
+    last = 0.0
+    if len(points) > 1:
+        (a0, h0), (a1, h1) = points[-2], points[-1]
         last = (h1 - h0) / (a1 - a0)
-    else:
-        last = 0.0
-    return k, fy, points, last
+    return k, fy, points[1:-1], last
 
 
 def rows(p: dict, nodes: int = 2) -> list:

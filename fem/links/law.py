@@ -84,7 +84,7 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
         elif kind == DAMPER:
             damper.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == PLASTIC:
-            plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
@@ -169,11 +169,12 @@ def dense_normal(P, c, closed):
     """Whether contact c's normal function G0 follows the link's motion inside a step, so that
     the locator samples it on the dense output of the link displacement (``normal_at``);
     otherwise it changes only at the step's ends (a bonded rigid contact's bond force, an
-    element without events)."""
+    element without events, a law whose event functions depend on its internal state: their
+    crossings are found at the steps' ends)."""
     kind = int(P[c, KIND])
-    if not EVENTFUL[kind]:
-        return False
-    return not (kind == RIGID and closed)
+    if kind == PLANE or kind == CIRCLE:
+        return True
+    return kind == RIGID and not closed
 
 
 @numba.njit(cache=True, nogil=True)
@@ -194,7 +195,7 @@ def armed_by_rate(P, cv, c):
     step (the instant of its last event), leaves zero on the side where its mode holds: a
     body that has just bounced, a contact that has just closed or opened."""
     kind = int(P[c, KIND])
-    if not EVENTFUL[kind]:
+    if kind != PLANE and kind != CIRCLE and kind != RIGID:
         return False
     g = cv[c, G0]
     if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
@@ -219,6 +220,8 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     kind = int(P[c, KIND])
     if not EVENTFUL[kind]:
         return True
+    if kind != PLANE and kind != CIRCLE and kind != RIGID:
+        return False
     if kind == PLANE:
         if closed and not (P[c, CN] == 0.0 or P[c, REL] == RELEASE_GAP):
             return False
@@ -281,7 +284,8 @@ def refresh_rates(P, dd, cv):
         o = 3 * int(P[c, BLK])
         n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
         cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
-        if cv[c, MODE] == SLIP and int(P[c, KIND]) != RIGID:
+        kind = int(P[c, KIND])
+        if cv[c, MODE] == SLIP and (kind == PLANE or kind == CIRCLE):
             t0, t1, t2 = friction._project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
             slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2
             cv[c, VSL] = slip if slip > 0.0 else 0.0
