@@ -35,8 +35,9 @@ instants (``fem.laws.contract``), which the locator calls through the registry.
 Laws (kinds): ``PLANE`` and ``CIRCLE`` penalty shocks (``fem.laws.shock``) with Coulomb or
 unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond force is a
 constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
-``MAXWELL`` elements (``fem.laws.maxwell``). Adding a law is its module, its registry row
-(``fem.laws``) and a branch here.
+``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
+``BOUC_WEN`` hysteretic springs (``fem.laws.bouc_wen``). Adding a law is its module, its
+registry row (``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import EVENTFUL, damper, friction, impact, maxwell, plastic, shock
+from fem.laws import EVENTFUL, bouc_wen, damper, friction, impact, maxwell, plastic, shock
+from fem.laws.bouc_wen import BOUC_WEN
 from fem.laws.damper import DAMPER
 from fem.laws.maxwell import MAXWELL
 from fem.laws.plastic import PLASTIC
@@ -85,6 +87,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             damper.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == PLASTIC:
             plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
+        elif kind == BOUC_WEN:
+            bouc_wen.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
