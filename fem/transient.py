@@ -188,13 +188,16 @@ def _run_chunk(scheme, chunk, sink, result):
             continue
         if status == DIVERGED:
             sink.append(out, row)
-            raise SolverError(_divergence(scheme))
+            raise SolverError(_failed_link(scheme) or _divergence(scheme))
         if status == NOT_SETTLED:
             sink.append(out, row)
+            failed = _failed_link(scheme)
+            if failed:
+                raise SolverError(failed)
             scheme.not_settled(scheme.pending[0] if scheme.pending else scheme.t)
         if status == MINSTEP:
             sink.append(out, row)
-            raise SolverError(scheme.min_step_message())
+            raise SolverError(_failed_link(scheme) or scheme.min_step_message())
         raise SolverError(f"{scheme.label}: unexpected status {status} of the step loop")
     sink.append(out, row)
 
@@ -241,6 +244,28 @@ def _check_imposed(label, dyn, knots):
             raise SolverError(f"{label}: function '{name}' is not finite at t = "
                               f"{knots[bad]:.9g} s ({h[bad]:g}): a load or imposed motion must "
                               f"stay finite over the analysis")
+
+
+def _failed_link(scheme) -> str:
+    """The message of a link whose law could not compute its force (a local integration that
+    did not converge writes a force that is not finite): the link, the time and the law's
+    reason (``FAILURE`` of its module); "" when every link's force is finite."""
+    if not scheme.links:
+        return ""
+    from fem import laws
+    from fem.laws.columns import FN, KIND
+
+    t = scheme.pending[0] if scheme.pending else scheme.t
+    for cv in (scheme.buf.CV[1 - scheme.cur], scheme.buf.CV[scheme.cur]):
+        bad = np.flatnonzero(~np.isfinite(cv[:, FN]))
+        if len(bad):
+            c = int(bad[0])
+            law = laws.of_code(scheme.P[c, KIND])
+            reason = getattr(law, "FAILURE", "its force is not finite")
+            return (f"{scheme.label}: link '{scheme.links.link_of(c)}' ({law.LAW.kind}): its law "
+                    f"could not compute its force in the step ending at t = {t:.9g} s: "
+                    f"{reason}")
+    return ""
 
 
 def _divergence(scheme) -> str:

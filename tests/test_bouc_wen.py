@@ -463,7 +463,8 @@ def test_a_failed_local_integration_writes_nan():
 def test_a_run_whose_degradation_consumes_the_link_stops(tmp_path):
     """A reaches zero: the run stops with an error. Under the imposed sine (nothing else
     moves) the check of the results names the link's force; a free mass released on such a
-    link (A < 0 already on its way to the initial displacement) diverges at once."""
+    link (A < 0 already on its way to the initial displacement) stops at its first step,
+    naming the link and the law's reason."""
     link = bouc_wen_link("bw", ["P"], 1.0, B1, G1, delta_A=1000.0)
     text = imposed_study("physical", "newmark", imposed=f'DX = {U0!r}\nfunction = "drive"',
                          end=CYCLES * PERIOD, step=PERIOD / 400,
@@ -476,7 +477,10 @@ def test_a_run_whose_degradation_consumes_the_link_stops(tmp_path):
     (tmp_path / "f.toml").write_text(free_study("physical", "newmark", 1e-3, delta_A=1000.0))
     report = run_study(tmp_path / "f.toml", tmp_path / "f.h5")
     assert report.failed_analysis == "a", report.message
-    assert "diverged at t = 0.001 s" in report.message
+    # the run's message names the link, the step and the law's reason
+    assert "link 'bw' (bouc_wen): its law could not compute its force in the step ending at " \
+        "t = 0.001 s" in report.message, report.message
+    assert "hysteretic variable" in report.message
 
 
 # ------------------------------------------------------------------------------------------

@@ -37,10 +37,9 @@ STEP_FRACTION sub-steps. A sub-step where z changes sign is cut where z = 0 (|z|
 length; for a non-integer n the sub-steps near z = 0 are also shortened in proportion to |z|,
 GRADING). The sub-steps' lengths are continuous functions of the state, so that the result is
 a continuous function of (u1, u1'), as the implicit schemes' Newton iterations need. The law
-fails, writing NaN into the force (which stops the run: the scheme reports a divergence, a
-step below its smallest, or links that do not settle; with nothing moving with the link, the
-check of the results reports its force not finite), rather than return an inaccurate value,
-when:
+fails, writing NaN into the force (which stops the run with a message naming the link, the
+time and ``FAILURE``; with nothing moving with the link, the check of the results reports its
+force not finite), rather than return an inaccurate value, when:
 
 * the path needs more than MAX_SUBSTEPS sub-steps;
 * the estimate of a sub-step's error (its difference with the embedded third-order solution of
@@ -75,6 +74,10 @@ from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, EVOLVING, EVOLVI
 from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
 
 #: the kind code of a Bouc-Wen contact (column KIND; the registry checks codes are unique)
+#: why a failed local integration stops the run (the run's message names the link and the time)
+FAILURE = ("the integration of its hysteretic variable along the step's path did not reach its "
+           "accuracy within its sub-steps, or its variable left its bound, or a degradation "
+           "drove A, nu or eta to zero (the Bouc-Wen section of docs/study_format.md)")
 BOUC_WEN = 6
 #: its own parameter columns: k0, alpha, the exponent n, beta, gamma, A0, delta_A, delta_nu,
 #: delta_eta, and, computed by ``rows``, the bound z_b = (A0 / (beta + gamma))^(1/n) of |z|

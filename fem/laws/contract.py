@@ -22,6 +22,9 @@ dispatch, ``fem.links.law``), it declares:
 * ``traits(row)``: what the schemes may rely on for a contact (``fem.links.traits``);
 * ``stiffness(row)``: the largest stiffness (N/m) a contact puts on its link (0: none), for
   the schemes' frequency estimates and resolution checks;
+* optionally ``FAILURE``: why a force that is not finite stops the run (a local integration
+  that did not converge writes one, never an inaccurate value): the run's message names the
+  link, the time and this reason;
 * at instants, for the one event locator (``fem.integrators.events``), on the scheme it is
   handed: ``at_event(scheme, c, g, records, decided)`` changes contact c's mode for its event
   function g; ``settle_check(scheme, cv, c, records, decided)`` applies a change that the
