@@ -247,24 +247,17 @@ def _check_imposed(label, dyn, knots):
 
 
 def _failed_link(scheme) -> str:
-    """The message of a link whose law could not compute its force (a local integration that
-    did not converge writes a force that is not finite): the link, the time and the law's
-    reason (``FAILURE`` of its module); "" when every link's force is finite."""
+    """The message of a link whose law could not compute its force at the pending or the
+    current state (``LinkSet.failure``): the link, the time and the law's reason; "" when
+    every link's force is finite."""
     if not scheme.links:
         return ""
-    from fem import laws
-    from fem.laws.columns import FN, KIND
-
     t = scheme.pending[0] if scheme.pending else scheme.t
     for cv in (scheme.buf.CV[1 - scheme.cur], scheme.buf.CV[scheme.cur]):
-        bad = np.flatnonzero(~np.isfinite(cv[:, FN]))
-        if len(bad):
-            c = int(bad[0])
-            law = laws.of_code(scheme.P[c, KIND])
-            reason = getattr(law, "FAILURE", "its force is not finite")
-            return (f"{scheme.label}: link '{scheme.links.link_of(c)}' ({law.LAW.kind}): its law "
-                    f"could not compute its force in the step ending at t = {t:.9g} s: "
-                    f"{reason}")
+        found = scheme.links.failure(cv)
+        if found:
+            return (f"{scheme.label}: {found[0]}: its law could not compute its force in the "
+                    f"step ending at t = {t:.9g} s: {found[1]}")
     return ""
 
 

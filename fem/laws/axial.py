@@ -4,6 +4,8 @@ forces and their derivatives."""
 
 from __future__ import annotations
 
+import math
+
 import numba
 
 from fem.laws.columns import (ACT, DIR, ENN, ENT, FN, FTM, G0, G1, MODE, NRM, PDOT, PEN, SLIPW,
@@ -51,3 +53,48 @@ def commit(P, c, o, u, v, force, dfdu, dfdv, stored, lost, cv_new, phi, Jd, Jv, 
                 nn = P[c, DIR + q] * P[c, DIR + s]
                 Jd[b, q, s] -= dfdu * nn
                 Jv[b, q, s] -= dfdv * nn
+
+
+# ------------------------------------------------------------------ the step's path
+@numba.njit(cache=True, nogil=True, inline="always")
+def hermite(theta, u0, u1, hv0, hv1):
+    """(u(theta), du/du1, du/du1' / h) on the cubic Hermite path of a step."""
+    t2 = theta * theta
+    t3 = t2 * theta
+    h01 = 3.0 * t2 - 2.0 * t3
+    return ((1.0 - h01) * u0 + h01 * u1 + (t3 - 2.0 * t2 + theta) * hv0 + (t3 - t2) * hv1,
+            h01, t3 - t2)
+
+
+@numba.njit(cache=True, nogil=True)
+def turning_points(du, hv0, hv1):
+    """The rate of the cubic Hermite path of a step, du/dtheta = a theta^2 + b theta + c
+    (du = u1 - u0, hv0 = h u0', hv1 = h u1'), and the instants theta in (0, 1) where it changes
+    sign: (a, b, c, count, first, second)."""
+    a = 3.0 * (hv0 + hv1) - 6.0 * du
+    b = 6.0 * du - 4.0 * hv0 - 2.0 * hv1
+    cc = hv0
+    r1 = r2 = math.nan
+    if a == 0.0:
+        if b != 0.0:
+            r1 = -cc / b
+    else:
+        disc = b * b - 4.0 * a * cc
+        if disc > 0.0:
+            q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
+            r1 = q / a
+            if q != 0.0:
+                r2 = cc / q
+    count = 0
+    first = second = 1.0
+    for r in (r1, r2):
+        if 0.0 < r < 1.0:
+            if count == 0:
+                first = r
+            elif r < first:
+                second = first
+                first = r
+            else:
+                second = r
+            count += 1
+    return a, b, cc, count, first, second

@@ -68,7 +68,7 @@ import math
 
 import numba
 
-from fem.laws.axial import LOOP, commit, motion
+from fem.laws.axial import LOOP, commit, hermite, motion, turning_points
 from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, EVOLVING, EVOLVING_RATE, FN,
                               FTM, PDOT, PEN, VSL, own)
 from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
@@ -250,50 +250,6 @@ def _piece(P, c, s, hk, length, y, count):
     return y, count, True
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _hermite(theta, u0, u1, hv0, hv1):
-    """(u(theta), du/du1, du/du1' / h) on the cubic Hermite path of a step."""
-    t2 = theta * theta
-    t3 = t2 * theta
-    h01 = 3.0 * t2 - 2.0 * t3
-    return ((1.0 - h01) * u0 + h01 * u1 + (t3 - 2.0 * t2 + theta) * hv0 + (t3 - t2) * hv1,
-            h01, t3 - t2)
-
-
-@numba.njit(cache=True, nogil=True)
-def turning_points(du, hv0, hv1):
-    """The rate of the cubic Hermite path of a step, du/dtheta = a theta^2 + b theta + c
-    (du = u1 - u0, hv0 = h u0', hv1 = h u1'), and the instants theta in (0, 1) where it changes
-    sign: (a, b, c, count, first, second)."""
-    a = 3.0 * (hv0 + hv1) - 6.0 * du
-    b = 6.0 * du - 4.0 * hv0 - 2.0 * hv1
-    cc = hv0
-    r1 = r2 = math.nan
-    if a == 0.0:
-        if b != 0.0:
-            r1 = -cc / b
-    else:
-        disc = b * b - 4.0 * a * cc
-        if disc > 0.0:
-            q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
-            r1 = q / a
-            if q != 0.0:
-                r2 = cc / q
-    count = 0
-    first = second = 1.0
-    for r in (r1, r2):
-        if 0.0 < r < 1.0:
-            if count == 0:
-                first = r
-            elif r < first:
-                second = first
-                first = r
-            else:
-                second = r
-            count += 1
-    return a, b, cc, count, first, second
-
-
 @numba.njit(cache=True, nogil=True)
 def integrate(P, c, h, u0, v0, u1, v1, z0, e0):
     """(z1, e1, dz1/du1, dz1/du1', ok): z and e carried from (z0, e0) along the path of the
@@ -315,7 +271,7 @@ def integrate(P, c, h, u0, v0, u1, v1, z0, e0):
             break
         if j < count:
             theta = first if j == 0 else second
-            end, pend, vend = _hermite(theta, u0, u1, hv0, hv1)
+            end, pend, vend = hermite(theta, u0, u1, hv0, hv1)
             vend *= h
         else:
             theta, end, pend, vend = 1.0, u1, 1.0, 0.0

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws.axial import LOOP, commit, motion
+from fem.laws.axial import LOOP, commit, hermite, motion, turning_points
 from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, EVOLVING_RATE, FN,
                               FTM, G0, G1, GAP, LAM, MODE, OPEN, PDOT, PEN, SLIP, STICK, VSL, own)
 from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows, record
@@ -189,46 +189,6 @@ def state(P, c, delta, up, p):
 
 
 @numba.njit(cache=True, nogil=True)
-def turns(u0, v0, u1, v1, h):
-    """The instants theta in (0, 1), in order, where the step's cubic Hermite path from
-    (u0, v0) to (u1, v1) over h turns back (its rate a theta^2 + b theta + c vanishes and
-    changes sign), as (count, theta_1, theta_2)."""
-    a = 6.0 * (u0 - u1) + 3.0 * h * (v0 + v1)
-    b = 6.0 * (u1 - u0) - h * (4.0 * v0 + 2.0 * v1)
-    c = h * v0
-    r1 = r2 = -1.0
-    if a == 0.0:
-        if b != 0.0:
-            r1 = -c / b
-    else:
-        disc = b * b - 4.0 * a * c
-        if disc > 0.0:
-            q = -0.5 * (b + (np.sqrt(disc) if b >= 0.0 else -np.sqrt(disc)))
-            r1 = q / a
-            r2 = c / q if q != 0.0 else -1.0
-    if r1 > r2:
-        r1, r2 = r2, r1
-    n = 0
-    t1 = t2 = 0.0
-    for r in (r1, r2):
-        if 0.0 < r < 1.0:
-            if n == 0:
-                t1 = r
-            else:
-                t2 = r
-            n += 1
-    return n, t1, t2
-
-
-@numba.njit(cache=True, nogil=True)
-def _hermite(u0, v0, u1, v1, h, th):
-    t2 = th * th
-    t3 = t2 * th
-    return ((2.0 * t3 - 3.0 * t2 + 1.0) * u0 + (t3 - 2.0 * t2 + th) * h * v0
-            + (3.0 * t2 - 2.0 * t3) * u1 + (t3 - t2) * h * v1)
-
-
-@numba.njit(cache=True, nogil=True)
 def _held(P, c, delta1, v1, up, p, anchor, delta0, mode):
     """Contact c in the mode ``mode``, imposed over the step (events = "locate", the exact
     scheme), from the committed (u_p, p), force f0 and deformation delta0: (F, dF/ddelta,
@@ -282,10 +242,10 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             P, c, u1 - gap, v1, up, p, anchor, cv_old[c, PEN] - gap, mode)
     else:
         if h > 0.0:
-            u0, v0 = cv_old[c, PEN], cv_old[c, PDOT]
-            n, t1, t2 = turns(u0, v0, u1, v1, h)
+            u0, hv0, hv1 = cv_old[c, PEN], h * cv_old[c, PDOT], h * v1
+            n, t1, t2 = turning_points(u1 - u0, hv0, hv1)[3:]
             for i in range(n):
-                ue = _hermite(u0, v0, u1, v1, h, t1 if i == 0 else t2)
+                ue = hermite(t1 if i == 0 else t2, u0, u1, hv0, hv1)[0]
                 r = state(P, c, ue - gap, up, p)
                 up, p = r[2], r[3]
         f, slope, up1, p1 = state(P, c, u1 - gap, up, p)

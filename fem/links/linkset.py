@@ -89,6 +89,18 @@ class LinkSet:
                 out[f"links/{name}/{what}"] = values
         return out
 
+    def failure(self, cv: np.ndarray) -> tuple | None:
+        """(the link and its law, the law's reason) of the first contact whose force in the
+        value rows cv is not finite (a local integration that did not converge writes one:
+        ``FAILURE`` of the law's module), or None."""
+        bad = np.flatnonzero(~np.isfinite(cv[:, col.FN]))
+        if not len(bad):
+            return None
+        c = int(bad[0])
+        law = laws.of_code(self.P[c, col.KIND])
+        return (f"link '{self.link_of(c)}' ({law.LAW.kind})",
+                getattr(law, "FAILURE", "its force is not finite"))
+
     def link_of(self, contact: int) -> str:
         return self.names[int(self.block[contact])]
 
