@@ -666,10 +666,10 @@ def test_the_valid_study_runs(tmp_path):
     assert main(["run", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r.h5")]) == 0
 
 
-@pytest.mark.parametrize("text, expected", [case[1:] for case in BAD], ids=[c[0] for c in BAD])
-def test_invalid_maxwell_link_is_refused(tmp_path, capsys, text, expected):
-    """``fem run`` exits with code 2 and one error line naming the key, no results file; the
-    study reader raises a StudyError that names it."""
+def assert_refused(tmp_path, capsys, text, expected):
+    """``fem run`` of the study ``text`` exits with code 2 and one error line holding every
+    piece of ``expected`` (the key), writes no results file; the study reader raises a
+    StudyError that names it."""
     from fem.study import load_study
 
     study = tmp_path / "study.toml"
@@ -688,4 +688,11 @@ def test_invalid_maxwell_link_is_refused(tmp_path, capsys, text, expected):
         load_study(study)
     for piece in expected:
         assert piece in str(caught.value)
+
+
+@pytest.mark.parametrize("text, expected", [case[1:] for case in BAD], ids=[c[0] for c in BAD])
+def test_invalid_maxwell_link_is_refused(tmp_path, capsys, text, expected):
+    """``fem run`` exits with code 2 and one error line naming the key, no results file; the
+    study reader raises a StudyError that names it."""
+    assert_refused(tmp_path, capsys, text, expected)
 
