@@ -351,3 +351,39 @@ def test_located_yield_and_unload_in_the_newmark_family(tmp_path, basis, scheme)
     assert data["events"][1][0] == pytest.approx(tu, abs=2e-3 / w)
     assert data["links/pl/plastic_elongation"][-1] == pytest.approx(UY, rel=1e-3)
     assert np.max(data["links/pl/force"]) <= FY * (1.0 + 1e-9)
+
+
+def test_fem_post_hysteresis_draws_the_bilinear_loop(tmp_path):
+    """``fem post hysteresis`` on a bilinear kinematic spring driven through three cycles
+    (newmark): each full cycle's loop area and the increase of the link's ``dissipated``
+    against the closed form 4 (U0 - u_y) F_y (1 - k_t / k); the figure's curve is the
+    archived force against the elongation."""
+    import postpro
+    from postpro.jobs import hysteresis
+
+    path = tmp_path / "study.toml"
+    path.write_text(textwrap.dedent(cyclic_study("physical", "newmark",
+                                                 'hardening = "kinematic"\n')))
+    out = tmp_path / "study.h5"
+    report = run_study(path, out)
+    assert report.failed_analysis is None, report.message
+    area = 4.0 * (U0 - UY) * FY * (1.0 - KT / K)
+    with postpro.open(out) as results:
+        analysis = results.analysis("a")
+        loops = hysteresis.link_loops(analysis, "pl")
+        assert loops.series == ("elongation", "force") and loops.units == ("m", "N")
+        assert len(loops.cycles) == 2
+        for cycle in loops.cycles:
+            assert cycle.area == pytest.approx(area, rel=5e-3)
+            assert cycle.dissipated == pytest.approx(area, rel=5e-3)
+        ax = hysteresis.figure(loops).axes[0]
+    assert ax.get_xlabel() == "elongation [m]" and ax.get_ylabel() == "force [N]"
+    drawn = np.concatenate([line.get_xydata() for line in ax.lines])
+    # the drawn curve is the loop: elongations within +-U0, forces up to the corners' +-F_m,
+    # and every point between the two hardening lines F = +-F_y + X, |X| <= k_t-line
+    fmax = FY + KT * (U0 - UY)
+    assert np.max(np.abs(drawn[:, 0])) == pytest.approx(U0, rel=1e-3)
+    assert np.max(np.abs(drawn[:, 1])) == pytest.approx(fmax, rel=1e-3)
+    hh = K * KT / (K - KT)                  # Prager: X = H u_p, u_p = u - F / k
+    back = hh * (drawn[:, 0] - drawn[:, 1] / K)
+    assert np.max(np.abs(drawn[:, 1] - back)) <= FY * (1.0 + 1e-6)
