@@ -36,7 +36,8 @@ Laws (kinds): ``PLANE`` and ``CIRCLE`` penalty shocks (``fem.laws.shock``) with 
 unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond force is a
 constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
 ``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
-``BOUC_WEN`` hysteretic springs (``fem.laws.bouc_wen``). Adding a law is its module, its
+``PLASTIC`` elasto-plastic springs (``fem.laws.plastic``), ``BOUC_WEN`` hysteretic springs
+(``fem.laws.bouc_wen``). Adding a law is its module, its
 registry row (``fem.laws``) and a branch here.
 """
 
