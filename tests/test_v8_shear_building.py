@@ -444,3 +444,33 @@ def test_the_same_building_under_a_base_acceleration(ref):
     assert energy_balance_error(*(e[k] for k in ("kinetic", "potential", "link_energy",
                                                   "dissipated", "external_work"))) <= 1e-4
     res.close()
+
+
+def test_fem_post_hysteresis_draws_the_storeys_loops(results):
+    """``fem post hysteresis`` on the first storey's plastic spring: each cycle's loop area
+    (closed by the chord from its last point back to its first) is, once that chord and the
+    change of the spring's stored energy F^2 / 2 k are taken out, the increase of the link's
+    plastic work over the cycle (int F du = plastic work + change of F^2 / 2 k), and the
+    figure's curve is the archived force against the elongation."""
+    from postpro.jobs import hysteresis
+
+    analysis = results.analysis("newmark")
+    loops = hysteresis.link_loops(analysis, "storey1")
+    assert loops.series == ("elongation", "force") and loops.units == ("m", "N")
+    assert len(loops.cycles) >= 3
+    link = analysis.link("storey1")
+    t = analysis.time
+    force, u, work = link["force"], link["elongation"], link["dissipated"]
+    k = 2.4e7
+    for cycle in loops.cycles:
+        f0, f1 = np.interp([cycle.start, cycle.end], t, force)
+        u0, u1 = np.interp([cycle.start, cycle.end], t, u)
+        along = cycle.area - 0.5 * (f0 + f1) * (u0 - u1)       # int F du along the path
+        assert cycle.dissipated == pytest.approx(along - (f1 ** 2 - f0 ** 2) / (2.0 * k),
+                                                 rel=2e-3, abs=1e-6 * work[-1])
+    assert sum(c.dissipated for c in loops.cycles) > 0.1 * work[-1]
+    ax = hysteresis.figure(loops).axes[0]
+    drawn = np.concatenate([line.get_xydata() for line in ax.lines])
+    # thinned for long records, the drawn points are archived (elongation, force) pairs
+    pairs = {(a, b) for a, b in zip(u.tolist(), force.tolist())}
+    assert all((a, b) in pairs for a, b in drawn.tolist())
