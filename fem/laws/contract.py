@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fem.laws.columns import DIR, KIND, NO_OWN, Own
+from fem.laws.columns import DIR, KIND, MODE, NO_OWN, Own
 
 
 def record(t, kind, link, detail, before=math.nan, after=math.nan, lost=math.nan) -> tuple:
@@ -160,6 +160,12 @@ def axial_rows(own: Own, code: int, p: dict, columns: dict) -> list:
     for column, value in columns.items():
         row[column] = value
     return [("series", row)]
+
+
+def mode_phase(P, c: int, cv) -> tuple:
+    """``phase_key`` of a law whose equations between events depend on a contact's mode
+    alone (its internal variables, if any, being part of the exact scheme's state)."""
+    return (int(cv[c, MODE]),)
 
 
 def _changes_nothing(*args) -> bool:

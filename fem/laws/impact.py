@@ -26,7 +26,7 @@ import numpy as np
 from fem.laws.columns import (A_ACT, A_LAM, A_PEN, ACT, BLK, BOND_UNILATERAL,
                               BOND_UNTIL_TENSION, BONDED, DIR, ENN, FDN, FN, G0, G1, GAP, KIND,
                               LAM, MODE, OPEN, PDOT, PEN, RIGID, own)
-from fem.laws.contract import Feature, Law, Sample, Series, record
+from fem.laws.contract import Feature, Law, Sample, Series, mode_phase, record
 from fem.laws.shock import contact_state
 
 #: the translations a component names
@@ -351,8 +351,7 @@ class ZenoGuard:
 
 
 # ------------------------------------------------------------------ between events, exactly
-def phase_key(P, c: int, cv) -> tuple:
-    return (int(cv[c, MODE]),)
+phase_key = mode_phase
 
 
 def exact_phase(P, c: int, mode: tuple, t) -> None:

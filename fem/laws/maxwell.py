@@ -32,9 +32,10 @@ import numba
 import numpy as np
 
 from fem.laws.axial import LOOP, commit, motion
-from fem.laws.columns import (A_FN, A_LAM, A_PEN, DIR, EVOLVING, EVOLVING_RATE, FN, MODE, PDOT,
-                              PEN, own)
-from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows
+from fem.laws.columns import (A_FN, A_LAM, A_PEN, DIR, EVOLVING, EVOLVING_RATE, FN, PDOT, PEN,
+                              own)
+from fem.laws.contract import (Feature, Law, Sample, Series, along, axial_rows,
+                               mode_phase)
 
 #: the kind code of a Maxwell contact (column KIND; the registry checks codes are unique)
 MAXWELL = 3
@@ -168,8 +169,7 @@ def series(v, p: dict) -> dict:
 
 
 # ------------------------------------------------------------------ between events, exactly
-def phase_key(P, c: int, cv) -> tuple:
-    return (int(cv[c, MODE]),)
+phase_key = mode_phase
 
 
 def exact_phase(P, c: int, mode: tuple, t) -> None:

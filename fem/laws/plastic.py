@@ -39,7 +39,8 @@ import numpy as np
 from fem.laws.axial import LOOP, commit, hermite, motion, turning_points
 from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, EVOLVING_RATE, FN,
                               FTM, G0, G1, GAP, LAM, MODE, OPEN, PDOT, PEN, SLIP, STICK, VSL, own)
-from fem.laws.contract import Feature, Law, Sample, Series, along, axial_rows, record
+from fem.laws.contract import (Feature, Law, Sample, Series, along, axial_rows,
+                               mode_phase, record)
 from fem.validate import check_float
 
 #: the kind code of a plastic contact (column KIND; the registry checks codes are unique)
@@ -361,9 +362,7 @@ def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
 
 
 # ------------------------------------------------------------------ between events, exactly
-def phase_key(P, c: int, cv) -> tuple:
-    """Its mode: the plastic elongation is an internal variable of the exact scheme's state."""
-    return (int(cv[c, MODE]),)
+phase_key = mode_phase
 
 
 def exact_phase(P, c: int, mode: tuple, t) -> None:
