@@ -62,8 +62,9 @@ def loaded_node(n: int) -> int:
     return (n + 1) // 2
 
 
-def chain_mesh(n: int) -> Mesh:
-    """The chain of ``n`` springs and ``n`` masses (n + 1 nodes), built from arrays."""
+def chain_mesh(n: int, cell_groups: dict | None = None) -> Mesh:
+    """The chain of ``n`` springs and ``n`` masses (n + 1 nodes), built from arrays;
+    ``cell_groups``: more groups of cells, name -> cell indices (cell Si is index i)."""
     nodes = np.arange(n + 1, dtype=np.int64)
     coordinates = np.zeros((n + 1, 3))
     coordinates[:, 0] = nodes
@@ -76,7 +77,9 @@ def chain_mesh(n: int) -> Mesh:
         connectivity=connectivity,
         node_groups={"CLAMP": nodes[:1].copy(), "MASSES": nodes[1:].copy(),
                      "LOADED": np.array([loaded_node(n)], np.int64)},
-        cell_groups={"SPRINGS": np.arange(n, dtype=np.int64)},
+        cell_groups={"SPRINGS": np.arange(n, dtype=np.int64),
+                     **{name: np.asarray(cells, np.int64)
+                        for name, cells in (cell_groups or {}).items()}},
         source=f"chain of {n} springs",
     )
 

@@ -31,7 +31,8 @@ TIMEOUT_S = 1200
 
 def test_the_glob_finds_the_benchmarks():
     names = {p.stem for p in BENCHES}
-    assert {"newmark", "impact", "industrial_modal", "many_contacts", "memory"} <= names
+    assert {"newmark", "impact", "industrial_modal", "many_contacts", "memory",
+            "hysteresis"} <= names
 
 
 @pytest.mark.parametrize("script", BENCHES, ids=[p.stem for p in BENCHES])
