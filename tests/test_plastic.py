@@ -257,6 +257,7 @@ BAD = [
     ("curve = [[1e-3, 100.0], [2e-3, 300.0]]", "elastic slope"),
     ("curve = [[1e-3, -100.0]]", "curve[1][2]"),
     ("curve = [1e-3, 100.0]", "list of [deformation, force] points"),
+    ("curve = [[1e-300, 1e10]]", "not a finite stiffness"),
     ('curve = [[1e-3, 100.0]]\nhardening = "mixed"', "hardening"),
     ('curve = [[1e-3, 100.0]]\ngap = 1e-3\nside = "both"', "side"),
 ]

@@ -33,6 +33,8 @@ segments, on which F is linear in u_p).
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -468,6 +470,17 @@ def _curve(t, name):
             raise t.error(name, f"segment {i} is as stiff as the elastic slope "
                                 f"{k:g} N/m (F_1 / delta_1) or stiffer: a hardening slope must "
                                 f"be below it")
+    if not math.isfinite(k):
+        raise t.error(name, f"the elastic slope F_1 / delta_1 = {pts[0][1]:g} / "
+                            f"{pts[0][0]:g} is not a finite stiffness")
+    # the plastic elongations of the points, delta - F / k, must grow (each segment below the
+    # elastic slope) also in floating point
+    plastic = [0.0] + [u - f / k for u, f in pts[1:]]
+    for i in range(1, len(plastic)):
+        if not plastic[i] > plastic[i - 1]:
+            raise t.error(name, f"point {i + 1} is as stiff as the elastic slope {k:g} N/m "
+                                f"from the point before, to round-off (its plastic elongation "
+                                f"delta - F / k does not grow)")
     return pts
 
 
