@@ -9,7 +9,9 @@ lumped mass.
 
 from __future__ import annotations
 
+import json
 import resource
+import subprocess
 import sys
 import time
 from contextlib import contextmanager
@@ -345,3 +347,19 @@ def _jsonable(x):
     if isinstance(x, np.ndarray):
         return x.tolist()
     raise TypeError(f"{type(x).__name__} is not JSON serializable")
+
+
+def opensees_child(script, args, what: str = "") -> dict:
+    """Run ``script --opensees-worker ARGS`` in a child process (OpenSees' state is global to
+    a process) and return the JSON object of its last such line of output; RuntimeError when
+    its analysis did not converge (status != 0) or the child failed. ``what`` names the case
+    in the messages."""
+    cmd = [sys.executable, str(Path(script).resolve()), "--opensees-worker", *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            out = json.loads(line)
+            if out["status"] != 0:
+                raise RuntimeError(f"OpenSees analyze returned {out['status']}{what}")
+            return out
+    raise RuntimeError(f"OpenSees child process failed{what}:\n{proc.stderr[-2000:]}")

@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -63,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (DAMPING, MASS, STIFFNESS, Report, bench_arguments,  # noqa: E402
                      chain_mesh, chain_study, engine_run, engine_scheme, load_average,
-                     loaded_node, machine, max_rss_mib, stopwatch, table)
+                     loaded_node, machine, max_rss_mib, opensees_child, stopwatch, table)
 
 FORCE = 1.0
 BETA, GAMMA = 0.25, 0.5
@@ -322,16 +321,7 @@ def opensees_worker(n, steps, dt):
 
 
 def opensees_run(n, steps, dt):
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--opensees-worker", str(n),
-           "--steps", str(steps), "--dt", repr(dt)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith("{"):
-            out = json.loads(line)
-            if out["status"] != 0:
-                raise RuntimeError(f"OpenSees analyze returned {out['status']} for N = {n}")
-            return out
-    raise RuntimeError(f"OpenSees child process failed for N = {n}:\n{proc.stderr[-2000:]}")
+    return opensees_child(__file__, [n, "--steps", steps, "--dt", repr(dt)], f" for N = {n}")
 
 
 # ------------------------------------------------------------------------------------------
