@@ -363,3 +363,27 @@ def opensees_child(script, args, what: str = "") -> dict:
                 raise RuntimeError(f"OpenSees analyze returned {out['status']}{what}")
             return out
     raise RuntimeError(f"OpenSees child process failed{what}:\n{proc.stderr[-2000:]}")
+
+
+def opensees_chain(ops, n: int, mass: float) -> None:
+    """A fresh 1-D OpenSees model of the chain's n + 1 nodes, all at 0 (zeroLength elements
+    join coincident nodes): node 0 fixed, every other node a lumped mass."""
+    ops.wipe()
+    ops.model("basic", "-ndm", 1, "-ndf", 1)
+    for i in range(n + 1):
+        ops.node(i, 0.0)
+    ops.fix(0, 1)
+    for i in range(1, n + 1):
+        ops.mass(i, mass)
+
+
+def opensees_analyze(ops, steps: int, dt: float, node: int, build_s: float) -> None:
+    """Time ``analyze(steps, dt)`` of the model built (in ``build_s`` s) and print the child's
+    one JSON line for ``opensees_child``: the times, the displacement of ``node`` at the end
+    and analyze's status."""
+    with stopwatch() as t_run:
+        status = ops.analyze(steps, dt)
+    u = ops.nodeDisp(node, 1)
+    ops.wipe()
+    print(json.dumps({"build": build_s, "time": t_run.elapsed, "u": u, "status": status}),
+          flush=True)

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import math
 import sys
 from pathlib import Path
@@ -61,7 +60,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (ROOT, Report, bench_arguments, chain_mesh, engine_run,  # noqa: E402
-                     engine_scheme, load_average, machine, opensees_child, stopwatch, table)
+                     engine_scheme, load_average, machine, opensees_analyze, opensees_chain,
+                     opensees_child, stopwatch, table)
 
 MASS = 10.0                 # kg, each mass
 FREQUENCY = 1.0             # Hz, about the chain's first mode
@@ -200,13 +200,7 @@ def opensees_worker(dofs: int, every: int, steps: int):
     fy = elastic_limit(dofs)
     acc = record(steps * DT)
     with stopwatch() as t_build:
-        ops.wipe()
-        ops.model("basic", "-ndm", 1, "-ndf", 1)
-        for i in range(dofs + 1):
-            ops.node(i, 0.0)            # zeroLength elements join coincident nodes
-        ops.fix(0, 1)
-        for i in range(1, dofs + 1):
-            ops.mass(i, MASS)
+        opensees_chain(ops, dofs, MASS)
         ops.uniaxialMaterial("Elastic", 1, k, DAMPING_RATIO * k)     # spring and dashpot
         ops.uniaxialMaterial("Steel01", 2, fy, k, HARDENING)         # bilinear, kinematic
         ops.uniaxialMaterial("Parallel", 3, 1, 2)
@@ -222,12 +216,7 @@ def opensees_worker(dofs: int, every: int, steps: int):
         ops.algorithm("Newton")
         ops.integrator("Newmark", 0.5, 0.25)
         ops.analysis("Transient")
-    with stopwatch() as t_run:
-        status = ops.analyze(steps, DT)
-    u = ops.nodeDisp(dofs, 1)
-    ops.wipe()
-    print(json.dumps({"build": t_build.elapsed, "time": t_run.elapsed, "u": u,
-                      "status": status}), flush=True)
+    opensees_analyze(ops, steps, DT, dofs, t_build.elapsed)
 
 
 def opensees_run(dofs: int, every: int, steps: int) -> dict:

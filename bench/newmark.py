@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -62,7 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (DAMPING, MASS, STIFFNESS, Report, bench_arguments,  # noqa: E402
                      chain_mesh, chain_study, engine_run, engine_scheme, load_average,
-                     loaded_node, machine, max_rss_mib, opensees_child, stopwatch, table)
+                     loaded_node, machine, max_rss_mib, opensees_analyze, opensees_chain,
+                     opensees_child, stopwatch, table)
 
 FORCE = 1.0
 BETA, GAMMA = 0.25, 0.5
@@ -288,13 +288,7 @@ def opensees_worker(n, steps, dt):
 
     mid = loaded_node(n)
     with stopwatch() as t_build:
-        ops.wipe()
-        ops.model("basic", "-ndm", 1, "-ndf", 1)
-        for i in range(n + 1):
-            ops.node(i, 0.0)            # zeroLength elements join coincident nodes
-        ops.fix(0, 1)
-        for i in range(1, n + 1):
-            ops.mass(i, MASS)
+        opensees_chain(ops, n, MASS)
         # spring and dashpot in parallel: stress = E strain + eta strain rate
         ops.uniaxialMaterial("Elastic", 1, STIFFNESS, DAMPING)
         for i in range(n):
@@ -312,12 +306,7 @@ def opensees_worker(n, steps, dt):
         ops.algorithm("Linear")
         ops.integrator("Newmark", GAMMA, BETA)
         ops.analysis("Transient")
-    with stopwatch() as t_run:
-        status = ops.analyze(steps, dt)
-    u = ops.nodeDisp(mid, 1)
-    ops.wipe()
-    print(json.dumps({"build": t_build.elapsed, "time": t_run.elapsed, "u": u,
-                      "status": status}), flush=True)
+    opensees_analyze(ops, steps, dt, mid, t_build.elapsed)
 
 
 def opensees_run(n, steps, dt):
