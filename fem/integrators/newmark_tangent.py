@@ -24,7 +24,8 @@ pattern=...)``), J is factorized in S's band storage, O(n b^2), and Newton's upd
 (no product with S: the residual of a_k+1 is L^T times the links' linearization error
 g_k+1 - g_k - G (y_k+1 - y_k), whose size is the test of convergence). The first update takes
 the links' forces linearized at the state the step starts from: their forces, displacements
-and tangent at the end of the last step, kept (``d0``, ``dd0``, ``f0``, ``Jd0``, ``Jv0``) and
+and tangent at the end of the last step, kept (``d0``, ``dd0``, ``f0``, and the derivatives in
+one of the two buffers ``Jd2``, ``Jv2``, the laws' evaluations writing into the other) and
 used when the step starts from that very state (otherwise the laws are evaluated at the last
 step's accelerations first). A link whose force is linear gives that error at round-off, so a
 step whose links all stay linear takes one solve and one evaluation of the laws; J is
@@ -64,9 +65,10 @@ class Tangent(NamedTuple):
     factor; the links' entries of L (``lp`` (m + 1,) pointers of each link's entries, ``lq``
     their row of the link in 0..2, ``li`` the position of their dof in the band's ordering,
     ``lv`` the value); the tangent being assembled (``Jb``) and its factor (``Fb``), ``Gf``
-    (m, 3, 3) the links' tangent in that factor, ``valid`` (2,): whether it holds one, and
-    whether the state at the end of the last step solved is kept: its link displacements,
-    rates and forces (3 m,) and their derivatives (m, 3, 3)."""
+    (m, 3, 3) the links' tangent in that factor, ``valid`` (3,): whether it holds one,
+    whether the state at the end of the last step solved is kept, and which buffer of
+    ``Jd2``, ``Jv2`` (2, m, 3, 3) holds its derivatives; its link displacements, rates and
+    forces (3 m,)."""
     on: int
     Sb: np.ndarray
     perm: np.ndarray
@@ -81,8 +83,8 @@ class Tangent(NamedTuple):
     d0: np.ndarray
     dd0: np.ndarray
     f0: np.ndarray
-    Jd0: np.ndarray
-    Jv0: np.ndarray
+    Jd2: np.ndarray
+    Jv2: np.ndarray
 
 
 def no_tangent() -> Tangent:
@@ -90,8 +92,8 @@ def no_tangent() -> Tangent:
     return Tangent(0, np.zeros((0, 1)), np.zeros(0, np.int64), np.zeros(1, np.int64),
                    np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                    np.zeros((0, 1)), np.zeros((0, 1)), np.zeros((0, 3, 3)),
-                   np.zeros(2, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                   np.zeros((0, 3, 3)), np.zeros((0, 3, 3)))
+                   np.zeros(3, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                   np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)))
 
 
 def pattern(L) -> sp.csr_matrix:
@@ -127,8 +129,8 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
     return Tangent(1, np.ascontiguousarray(Sb), np.ascontiguousarray(perm, np.int64), lp,
                    np.array(lq, np.int64), np.array(li, np.int64), np.array(lv, float),
                    np.zeros_like(Sb), np.zeros_like(Sb), np.zeros((m, 3, 3)),
-                   np.zeros(2, np.int64), np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m),
-                   np.zeros((m, 3, 3)), np.zeros((m, 3, 3)))
+                   np.zeros(3, np.int64), np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m),
+                   np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -213,7 +215,6 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     returns the number of iterations, or -1 when no consistent mode set is found."""
     cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
     Dut, Dvt, y, d, dd, g = wk.Dut, wk.Dvt, wk.y, wk.d, wk.dd, wk.g
-    Jd, Jv = wk.Jd, wk.Jv
     gp, yp = wk.R, wk.rhs_l
     Gf = tg.Gf
     a1 = s1.a
@@ -241,7 +242,7 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     it = 0
     if kept:
         # the first update with the links linearized there (y = 0 about the predictors)
-        Jd0, Jv0 = tg.Jd0, tg.Jv0
+        Jd0, Jv0 = tg.Jd2[tg.valid[2]], tg.Jv2[tg.valid[2]]
         for b in range(m):
             for p in range(3):
                 r = 3 * b + p
@@ -260,6 +261,9 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
         for j in range(n):
             a1[j] = s0.a[j]
         csr_product(kin.Ld, kin.Li, kin.Lp, a1, y)
+    # the laws' derivatives go to the buffer that does not hold the kept state's
+    w = 1 - tg.valid[2]
+    Jd, Jv = tg.Jd2[w], tg.Jv2[w]
     held = False
     while it < MAX_ITERATIONS:
         for r in range(m3):
@@ -300,12 +304,8 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
                     tg.d0[r] = d[r]
                     tg.dd0[r] = dd[r]
                     tg.f0[r] = phi[r]
-                for b in range(m):
-                    for p in range(3):
-                        for q in range(3):
-                            tg.Jd0[b, p, q] = Jd[b, p, q]
-                            tg.Jv0[b, p, q] = Jv[b, p, q]
                 tg.valid[1] = 1
+                tg.valid[2] = w
                 return it
         if not _refactor(tg, Jd, Jv, s, bd, gd):
             return -1
