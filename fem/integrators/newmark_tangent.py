@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from fem.integrators.kernels import csr_product
 from fem.integrators.newmark_links import (HOLD_AFTER, MAX_ITERATIONS, SMALLEST_NORMAL,
                                            TOLERANCE)
-from fem.linalg import banded_solve_into, banded_sum_factor
+from fem.linalg import NO, YES, banded_solve_into, banded_sum_factor
 from fem.links.law import JACOBIAN, evaluate
 from fem.laws.columns import MODE
 
@@ -169,10 +169,10 @@ def _refactor(tg, Jd, Jv, s, bd, gd):
     if not changed:
         return True
     tg.valid[0] = 0
-    if _factor(tg, False):
+    if _factor(tg, NO):
         tg.valid[0] = 1
         return True
-    if not _factor(tg, True):
+    if not _factor(tg, YES):
         return False
     # the links left out of J are left out of the update too (and J is made again next time)
     for b in range(Gf.shape[0]):
