@@ -68,7 +68,8 @@ class Tangent(NamedTuple):
     (m, 3, 3) the links' tangent in that factor, ``valid`` (3,): whether it holds one,
     whether the state at the end of the last step solved is kept, and which buffer of
     ``Jd2``, ``Jv2`` (2, m, 3, 3) holds its derivatives; its link displacements, rates and
-    forces (3 m,)."""
+    forces (3 m,); ``counts`` (3,): the steps solved, their iterations and the
+    factorizations of J (for the benchmarks)."""
     on: int
     Sb: np.ndarray
     perm: np.ndarray
@@ -85,6 +86,7 @@ class Tangent(NamedTuple):
     f0: np.ndarray
     Jd2: np.ndarray
     Jv2: np.ndarray
+    counts: np.ndarray
 
 
 def no_tangent() -> Tangent:
@@ -93,7 +95,7 @@ def no_tangent() -> Tangent:
                    np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                    np.zeros((0, 1)), np.zeros((0, 1)), np.zeros((0, 3, 3)),
                    np.zeros(3, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                   np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)))
+                   np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)), np.zeros(3, np.int64))
 
 
 def pattern(L) -> sp.csr_matrix:
@@ -130,7 +132,7 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
                    np.array(lq, np.int64), np.array(li, np.int64), np.array(lv, float),
                    np.zeros_like(Sb), np.zeros_like(Sb), np.zeros((m, 3, 3)),
                    np.zeros(3, np.int64), np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m),
-                   np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)))
+                   np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)), np.zeros(3, np.int64))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -169,6 +171,7 @@ def _refactor(tg, Jd, Jv, s, bd, gd):
     if not changed:
         return True
     tg.valid[0] = 0
+    tg.counts[2] += 1
     if _factor(tg, NO):
         tg.valid[0] = 1
         return True
@@ -306,6 +309,8 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
                     tg.f0[r] = phi[r]
                 tg.valid[1] = 1
                 tg.valid[2] = w
+                tg.counts[0] += 1
+                tg.counts[1] += it
                 return it
         if not _refactor(tg, Jd, Jv, s, bd, gd):
             return -1
