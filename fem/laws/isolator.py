@@ -296,8 +296,14 @@ def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
 
 def start(scheme, contacts, records: list) -> None:
     """At the start: a bearing exactly at its surface that the motion drives in bears; a
-    bearing slider sticks, or slides along its velocity (``fem.laws.shock.start``)."""
-    shock.start(scheme, _bearings(scheme, contacts), records)
+    bearing slider sticks, or slides along its velocity (``fem.laws.shock.start``). Nothing
+    is dissipated yet: the first evaluation of the laws, from a cleared row, moved the anchor
+    from the origin to the slider."""
+    bearings = _bearings(scheme, contacts)
+    shock.start(scheme, bearings, records)
+    cv = scheme.buf.CV[scheme.cur]
+    for c in bearings:
+        cv[c, pendulum.DISSIPATED] = 0.0
 
 
 def start_at_rest(scheme, contacts, records: list) -> None:
