@@ -39,7 +39,7 @@ from fem import catalog
 from fem.cli import EXIT_INVALID, main
 from fem.errors import NotAvailableError
 from fem.runner import run_study
-from test_maxwell import ROWS, _ids, assert_refused, modes, run, transient
+from test_maxwell import ACCURACY, ROWS, _ids, assert_refused, modes, run, transient
 
 G = 9.81                     # m/s^2
 STIFF = 1.0e4                # k_v / m (1/s^2): the vertical frequency 100 rad/s
@@ -142,7 +142,9 @@ def test_period_of_a_frictionless_bearing_whatever_the_mass(tmp_path, basis, sch
         assert np.max(np.abs(data[f"links/fp{node}/friction_force"])) == 0.0
         assert np.max(np.abs(data[f"links/fp{node}/dissipated"])) == 0.0
     energy = m * G * A1 ** 2 / (2.0 * R1)
-    assert np.max(np.abs(balance(data) - balance(data)[0])) < 1e-4 * energy
+    # (semi-implicit Euler, of order one, keeps the energy to its own order)
+    bound = 1e-3 if scheme == "euler" else 1e-4
+    assert np.max(np.abs(balance(data) - balance(data)[0])) < bound * energy
 
 
 # ------------------------------------------------------------------------------------------
@@ -236,7 +238,12 @@ def imposed(basis, scheme, friction, *, end, step, y=False, r=U3, w=W3):
             f'[[load]]\nnodes = ["P"]\nFZ = {-M3 * G!r}\n'
             f'[[initial]]\nnodes = ["P"]\ndisplacement = {{ DZ = {resting(u0, R3, kv, M3)!r} }}\n'
             + functions + constraints + bearing("fp", "P", R3, kv, friction))
-    return study(basis, scheme, body, end=end, step=step, links=("fp",), dofs=1)
+    text = study(basis, scheme, body, end=end, step=step, links=("fp",), dofs=1)
+    if ACCURACY[(basis, scheme)].adaptive:
+        # the imposed motion moves no free dof: the step control would take the largest step,
+        # over which a sliding direction is held
+        text = text.replace("tolerance = ", f"max_step = {step!r}\ntolerance = ")
+    return text
 
 
 def loop_area(u, f):
@@ -354,6 +361,7 @@ def test_friction_on_a_circular_orbit_opposes_the_2d_velocity(tmp_path, basis, s
 # ------------------------------------------------------------------------------------------
 # 5. uplift
 R5, M5, V5, H5 = 1.0, 100.0, 1.0, 0.3        # m, kg, m/s upwards, m/s horizontally
+MU5 = 0.02                                   # Q keeps sliding through its landing
 
 
 def first_flight(state):
@@ -366,7 +374,7 @@ def first_flight(state):
 @pytest.mark.parametrize("basis, scheme", TRANSIENT, ids=_ids(TRANSIENT))
 def test_uplift_leaves_no_force_from_the_bearing(tmp_path, basis, scheme):
     """Two sliders at rest at their static compression delta = W / k_v, thrown upwards at
-    1 m/s; Q also at 0.3 m/s horizontally (mu = 0.1). On the spring, z = -delta +
+    1 m/s; Q also at 0.3 m/s horizontally (mu = 0.02: it slides through its landing). On the spring, z = -delta +
     (v / w_v) sin(w_v t): P lifts off where z = 0, at asin(w_v delta / v) / w_v, at the speed
     sqrt(v^2 - g delta), and lands 2 v_l / g later. In flight both bearings carry nothing:
     no vertical load, no horizontal force, no friction; Q's horizontal velocity is
@@ -376,9 +384,9 @@ def test_uplift_leaves_no_force_from_the_bearing(tmp_path, basis, scheme):
     delta = M5 * G / kv
     nodes = "P = [0.0, 0.0, 0.0]\nQ = [5.0, 0.0, 0.0]"
     body = (mass_block("P", M5, dz=-delta, vz=V5) + bearing("fpP", "P", R5, kv,
-                                                             "friction = 0.1\n")
+                                                             f"friction = {MU5!r}\n")
             + mass_block("Q", M5, dz=-delta, vx=H5, vz=V5) + bearing("fpQ", "Q", R5, kv,
-                                                                      "friction = 0.1\n"))
+                                                                      f"friction = {MU5!r}\n"))
     wv = math.sqrt(kv / M5)
     t_off = math.asin(wv * delta / V5) / wv
     v_off = math.sqrt(V5 ** 2 - G * delta)

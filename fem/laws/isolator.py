@@ -21,11 +21,11 @@ import math
 
 import numpy as np
 
-from fem.laws import anti_seismic, pendulum, shock
+from fem.laws import anti_seismic, friction, pendulum, shock, stick_slip
 from fem.laws.anti_seismic import ANTI_SEISMIC
-from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_LAM, A_PEN, A_VSL, DIR, KIND,
-                              RELEASE_FORCE, Own)
-from fem.laws.contract import Feature, Law, Sample, Series, axial_rows
+from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_LAM, A_PEN, A_VSL, BLK, DIR, KIND, MODE,
+                              RELEASE_FORCE, SLIP, STICK, Own)
+from fem.laws.contract import Feature, Law, Sample, Series, axial_rows, record
 from fem.laws.pendulum import PENDULUM
 
 #: the columns of both devices: a contact has one code, and the registry sizes the rows to
@@ -282,8 +282,29 @@ def _bearings(scheme, contacts) -> list:
 def at_event(scheme, c: int, g: int, records: list, decided: set) -> bool:
     """A bearing's event (``fem.laws.shock.at_event``): uplift or landing (its normal
     function), stick or slip (its friction function, Coulomb's law deciding a slider at
-    rest)."""
+    rest). A slider whose horizontal motion is imposed (no mass behind it: an imposed cycle)
+    and stops sticks with the force its friction spring holds, which its motion then unloads
+    and reloads the other way until it slips again."""
+    P = scheme.P
+    cv = scheme.buf.CV[scheme.cur]
+    if g == 1 and cv[c, MODE] == SLIP and stick_slip.is_friction(P, cv, c) \
+            and _massless(scheme, c) and stick_slip.at_rest(scheme, c):
+        decided.add(c)
+        o = 3 * int(P[c, BLK])
+        friction.stick_anchor(P, c, cv, scheme.buf.DB[scheme.cur], o)
+        cv[c, MODE] = STICK
+        records.append(record(scheme.t, "stick", scheme.links.link_of(c),
+                              shock.detail(scheme, c)))
+        return True
     return shock.at_event(scheme, c, g, records, decided)
+
+
+def _massless(scheme, c: int) -> bool:
+    """Whether no mass moves with bearing c's horizontal motion (it is imposed)."""
+    cv = scheme.buf.CV[scheme.cur]
+    Pt = stick_slip.projector(scheme.P, cv, c)
+    W = Pt @ stick_slip.compliance(scheme, c) @ Pt
+    return float(np.max(np.abs(W), initial=0.0)) <= 0.0
 
 
 def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
