@@ -24,7 +24,8 @@ from scipy.integrate import quad, solve_ivp
 from scipy.special import beta
 
 from fem import catalog
-from test_maxwell import ROWS, _ids, assert_refused, imposed_study, modes, run, transient
+from test_maxwell import (ACCURACY, ROWS, _ids, assert_refused, imposed_study, modes, run,
+                          transient)
 
 K1, K2, FY = 1.0e5, 1.0e4, 1.0e3        # N/m, N/m, N: the elastic part yields about 0.01 m
 C, ALPHA, DMAX = 2.0e4, 0.5, 0.05        # N / (m/s)^alpha, 1, m
@@ -66,10 +67,16 @@ PERIOD = 2.0 * math.pi / W
 
 
 def cycle_study(basis, scheme, cycles=2, per_period=1000):
-    return imposed_study(basis, scheme, imposed=f'DX = {U!r}\nfunction = "drive"',
-                         end=cycles * PERIOD, step=PERIOD / per_period,
+    step = PERIOD / per_period
+    text = imposed_study(basis, scheme, imposed=f'DX = {U!r}\nfunction = "drive"',
+                         end=cycles * PERIOD, step=step,
                          functions=f'[functions.drive]\nexpression = "sin({W!r}*t)"\n',
                          link=device(), links=("as",))
+    if ACCURACY[(basis, scheme)].adaptive:
+        # the imposed motion moves no free dof that the step control would follow: the steps
+        # of Simpson's rule on the dashpot's work are bounded instead
+        text = text.replace("tolerance = ", f"max_step = {step!r}\ntolerance = ")
+    return text
 
 
 def per_cycle():
@@ -188,9 +195,11 @@ def free_reference(times):
 
 @pytest.mark.parametrize("basis, scheme", TRANSIENT, ids=_ids(TRANSIENT))
 def test_free_vibration_on_the_device(tmp_path, basis, scheme):
-    """The displacement against solve_ivp (to 2e-3 of the amplitude: the fixed steps make
-    w h = 0.01), the stored energy against its closed form at the archived elongation, the
-    link's dissipated series against the run's, and the energy balance."""
+    """The displacement against solve_ivp (to 2e-4 of the amplitude: the fixed steps make
+    w h = 0.01 at most, a phase error of (w h)^2 / 12 per radian over the 30 radians of the
+    run's elastic range at most, the motion decaying well before), the stored energy against
+    its closed form at the archived elongation, the link's dissipated series against the
+    reference's lost energy and against the run's, and the energy balance."""
     require(basis, scheme)
     data = run(tmp_path, free_study(basis, scheme))["a"]
     t = data["time"]
@@ -198,10 +207,13 @@ def test_free_vibration_on_the_device(tmp_path, basis, scheme):
     x = data["links/as/elongation"]
     err = float(np.max(np.abs(x - x_ref)) / X0)
     print(f"displacement {err:.2e}")
-    assert err < 2e-3
+    assert err < 2e-4
     assert np.max(np.abs(data["energy/link_energy"] - stored(x))) < 1e-9 * stored(X0)
     dissipated = data["links/as/dissipated"]
-    assert dissipated[-1] > 0.5 * stored(X0)
+    lost = stored(X0) - 0.5 * M * v_ref ** 2 - stored(x_ref)
+    print(f"dissipated {dissipated[-1]:.6f} J, reference {lost[-1]:.6f} J")
+    assert lost[-1] > 0.05 * stored(X0)
+    assert np.max(np.abs(dissipated - lost)) < 5e-4 * stored(X0)
     assert np.max(np.abs(dissipated - data["energy/dissipated"])) < 1e-9 * stored(X0)
     total = data["energy/kinetic"] + data["energy/link_energy"] + data["energy/dissipated"]
     print(f"balance {np.max(np.abs(total - total[0])) / stored(X0):.2e}")

@@ -147,6 +147,31 @@ def test_period_of_a_frictionless_bearing_whatever_the_mass(tmp_path, basis, sch
     assert np.max(np.abs(balance(data) - balance(data)[0])) < bound * energy
 
 
+def test_a_bearing_between_two_nodes(tmp_path):
+    """The slider P on a concave plate B (the link's second node) that an imposed motion
+    carries at a constant horizontal velocity: relative to the plate, P swings at
+    2 pi sqrt(R / g) about it (d = u_P - u_B), the plate's motion being uniform (newmark)."""
+    m = 100.0
+    kv = STIFF * m
+    speed = 0.5
+    nodes = "P = [0.0, 0.0, 1.0]\nB = [0.0, 0.0, 0.0]"
+    body = (mass_block("P", m, dx=A1, dz=resting(A1, R1, kv, m), vx=speed)
+            + '[functions.ramp]\nexpression = "t"\n'
+            + f'[[constraint]]\nnodes = ["B"]\nDX = {speed!r}\nfunction = "ramp"\n'
+            + '[[constraint]]\nnodes = ["B"]\nDY = 0.0\nDZ = 0.0\n'
+            + bearing("fp", "P", R1, kv, "friction = 0.0\n").replace('nodes = ["P"]',
+                                                                     'nodes = ["P", "B"]'))
+    period = 2.0 * math.pi * math.sqrt(R1 / G)
+    data = run(tmp_path, study("physical", "newmark", body, end=2.2 * period, step=2e-3,
+                               links=("fp",), dofs=3, nodes=nodes))["a"]
+    t, u = data["time"], data["links/fp/displacement_1"]
+    assert u[0] == pytest.approx(A1, rel=1e-12)
+    halves = np.diff(crossings(t, u))
+    assert len(halves) >= 3
+    assert np.max(np.abs(halves - period / 2)) < 1e-3 * period
+    assert np.max(np.abs(data["links/fp/vertical_load"] - m * G)) < 1e-3 * m * G
+
+
 # ------------------------------------------------------------------------------------------
 # 2. free decay under Coulomb friction
 R2, MU2, A2, M2 = 2.0, 0.01, 0.105, 100.0       # mu R = 0.02 m
