@@ -399,8 +399,8 @@ def first_flight(state):
 @pytest.mark.parametrize("basis, scheme", TRANSIENT, ids=_ids(TRANSIENT))
 def test_uplift_leaves_no_force_from_the_bearing(tmp_path, basis, scheme):
     """Two sliders at rest at their static compression delta = W / k_v, thrown upwards at
-    1 m/s; Q also at 0.3 m/s horizontally (mu = 0.02: it slides through its landing). On the spring, z = -delta +
-    (v / w_v) sin(w_v t): P lifts off where z = 0, at asin(w_v delta / v) / w_v, at the speed
+    1 m/s; Q also at 0.3 m/s horizontally (mu = 0.02: it slides through its landing). On
+    the spring, z = -delta + (v / w_v) sin(w_v t): P lifts off where z = 0, at asin(w_v delta / v) / w_v, at the speed
     sqrt(v^2 - g delta), and lands 2 v_l / g later. In flight both bearings carry nothing:
     no vertical load, no horizontal force, no friction; Q's horizontal velocity is
     constant."""
