@@ -294,3 +294,43 @@ def test_free_vibration_on_the_elastic_part_alone(tmp_path, basis, scheme):
     assert np.max(np.abs(data["links/as/dashpot_force"])) == 0.0
     total = data["energy/kinetic"] + data["energy/link_energy"]
     assert np.max(np.abs(total - stored(X0))) < 2e-3 * stored(X0)
+
+
+# ------------------------------------------------------------------------------------------
+# 5. many devices: the Newmark family's Newton iteration on the whole system
+MANY = 20
+NEWMARK = [("physical", "newmark"), ("physical", "hht"), ("physical", "central_difference")]
+
+
+@pytest.mark.parametrize("basis, scheme", NEWMARK, ids=_ids(NEWMARK))
+def test_many_devices_take_the_whole_systems_newton_iteration(tmp_path, basis, scheme):
+    """Twenty masses, each on its device to the ground (``axial`` links that always act: the
+    Newmark family iterates on the whole system with their tangent in its step matrix),
+    released from twenty initial displacements: each against its own solve_ivp."""
+    nodes = "\n".join(f"N{i} = [{float(i)!r}, 0.0, 0.0]" for i in range(MANY))
+    starts = [X0 * (i + 1) / MANY for i in range(MANY)]
+    blocks = "".join(
+        f'[[discrete]]\nnodes = ["N{i}"]\nmass = {M!r}\n'
+        f'[[initial]]\nnodes = ["N{i}"]\ndisplacement = {{ DX = {x0!r} }}\n'
+        + device((f"N{i}",), name=f"as{i}") for i, x0 in enumerate(starts))
+    text = f"""
+[mesh.nodes]
+{nodes}
+[model]
+components = ["DX"]
+{blocks}
+{transient(basis, scheme, end=0.1, step=STEP, links=tuple(f"as{i}" for i in range(MANY)))}
+"""
+    data = run(tmp_path, text)["a"]
+    t = data["time"]
+
+    def rhs(_, y):
+        return [y[1], -(elastic_force(y[0]) + dashpot_force(y[0], y[1])) / M]
+    worst = 0.0
+    for i, x0 in enumerate(starts):
+        ref = solve_ivp(rhs, (0.0, t[-1]), [x0, 0.0], method="DOP853", t_eval=t, rtol=1e-11,
+                        atol=1e-13)
+        worst = max(worst, float(np.max(np.abs(data[f"links/as{i}/elongation"] - ref.y[0]))
+                                 / x0))
+    print(f"worst displacement error {worst:.2e}")
+    assert worst < 2e-4

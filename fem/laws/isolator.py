@@ -59,11 +59,13 @@ def stiffness(row) -> float:
 def traits(row) -> dict:
     """A bearing: its force depends on the rate (friction, and the direction of sliding),
     has stick and slip modes when it rubs; its record row carries no force. An anti-seismic
-    device: its force follows from the elongation alone without a dashpot (C = 0)."""
+    device: its force follows from the elongation alone without a dashpot (C = 0); it acts
+    along its fixed direction as a function of the elongation and its rate (``axial``: a
+    symmetric tangent, which the Newmark family may put in its step matrix)."""
     if int(row[KIND]) == ANTI_SEISMIC:
         damped = row[anti_seismic.DAMPING] > 0.0
         return dict(rate=damped, elastic=not damped, plane_elastic=False, evolving=False,
-                    instant=False, friction=False)
+                    instant=False, friction=False, axial=True)
     if _bearing(row):
         return dict(rate=True, elastic=False, plane_elastic=False, evolving=False,
                     instant=False, friction=bool(row[pendulum.MU] > 0.0))
