@@ -92,7 +92,12 @@ def speed_round_off(scheme, c: int) -> float:
     dd = b.DD[cur][o:o + 3]
     rows = link_rows(scheme, c)
     Pt = projector(P, cv, c)
-    acc = float(np.linalg.norm(Pt @ (rows @ b.A[cur])))
+    accel = rows @ b.A[cur]
+    kin = getattr(scheme, "kin", None)
+    if kin is not None and kin.imposed:
+        # the imposed part of the link's motion (a driven contact has no other)
+        accel = accel + kin.La[o:o + 3] @ np.asarray(scheme.w, float)
+    acc = float(np.linalg.norm(Pt @ accel))
     chunk = getattr(scheme, "chunk", None)
     h = float(chunk.dt) if chunk is not None and chunk.dt > 0 else 0.0
     speed = 1e-9 * max(float(np.max(np.abs(dd), initial=0.0)), acc * h, 1e-300)
@@ -162,7 +167,7 @@ def decide(scheme, c: int) -> Decision:
     keep = cv[c, SDIR:SDIR + 3].copy()
     if float(np.max(np.abs(Wt), initial=0.0)) <= 0.0:
         # no mass behind the contact's tangential motion: nothing to decide, it sticks
-        return Decision(STICK, keep, -cv[c, FT:FT + 3])
+        return Decision(STICK, keep, cv[c, FT:FT + 3].copy())
     needed = -(Pt @ _solve(Wt, aft))
     limit = P[c, MUS] * fn
     size = float(np.linalg.norm(needed))
