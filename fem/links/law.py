@@ -37,7 +37,9 @@ unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond f
 constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
 ``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
 ``PLASTIC`` elasto-plastic springs (``fem.laws.plastic``), ``BOUC_WEN`` hysteretic springs
-(``fem.laws.bouc_wen``). Adding a law is its module, its
+(``fem.laws.bouc_wen``), ``FORCE_CURVE`` contacts whose force is a curve of the penetration
+(``fem.laws.force_curve``), ``FORCE_FUNCTION`` forces that are functions of a dof's motion
+(``fem.laws.force_function``). Adding a law is its module, its
 registry row (``fem.laws``) and a branch here.
 """
 
@@ -46,9 +48,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import EVENTFUL, bouc_wen, damper, friction, impact, maxwell, plastic, shock
+from fem.laws import (EVENTFUL, bouc_wen, damper, force_curve, force_function, friction, impact,
+                      maxwell, plastic, shock)
 from fem.laws.bouc_wen import BOUC_WEN
 from fem.laws.damper import DAMPER
+from fem.laws.force_curve import FORCE_CURVE
+from fem.laws.force_function import FORCE_FUNCTION, USES_V
+from fem.laws.force_function import VELOCITY as FF_VELOCITY
 from fem.laws.maxwell import MAXWELL
 from fem.laws.plastic import PLASTIC
 
@@ -90,6 +96,10 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == BOUC_WEN:
             bouc_wen.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == FORCE_CURVE:
+            force_curve.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+        elif kind == FORCE_FUNCTION:
+            force_function.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
@@ -266,10 +276,15 @@ evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.p
 def rate_free(P):
     """Whether no contact's force depends on the rate d' (``fem.links.traits`` compiled: a
     rigid contact's bond force depends on the acceleration only; a shock contact's on its
-    dampers and friction; any other law's is taken to)."""
+    dampers and friction; a force-curve contact's never; a force function's when its
+    function depends on v; any other law's is taken to)."""
     for c in range(P.shape[0]):
         kind = int(P[c, KIND])
-        if kind == RIGID:
+        if kind == RIGID or kind == FORCE_CURVE:
+            continue
+        if kind == FORCE_FUNCTION:
+            if P[c, USES_V] != 0.0:
+                return False
             continue
         if kind != PLANE and kind != CIRCLE:
             return False
@@ -284,12 +299,15 @@ def refresh_rates(P, dd, cv):
     """The law at new rates dd when its forces do not depend on them (``rate_free``, or the
     direct loop's contacts): the rate of the penetration (column PDOT), and for a sliding
     contact its slip rate e . Pt d' (e the sliding direction), which is also its friction
-    event function G1; the rest of cv unchanged."""
+    event function G1; for a force function, its archived velocity; the rest of cv
+    unchanged."""
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
         n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
         cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
         kind = int(P[c, KIND])
+        if kind == FORCE_FUNCTION:
+            cv[c, FF_VELOCITY] = cv[c, PDOT]
         if cv[c, MODE] == SLIP and (kind == PLANE or kind == CIRCLE):
             t0, t1, t2 = friction._project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
             slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2
