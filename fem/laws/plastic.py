@@ -264,8 +264,12 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             rate = k / (k + hh) * v1
             anchor = p1 - sf * up1
         g0 = g1 = 1.0
-    w1 = plastic_work(P, c, up1, p1)
-    work = w1 - plastic_work(P, c, cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE])
+    w0 = plastic_work(P, c, cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE])
+    if up1 == cv_old[c, PLASTIC_ELONGATION] and p1 == cv_old[c, CUMULATIVE]:
+        w1 = w0                  # no flow over the step (the common case): no work
+    else:
+        w1 = plastic_work(P, c, up1, p1)
+    work = w1 - w0
     commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, work, cv_new, phi, Jd, Jv, jac)
     cv_new[c, MODE] = mode
     cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
@@ -290,7 +294,7 @@ def traits(row) -> dict:
     it); that rate and the event function of a flow (unload where the elongation's rate
     vanishes) depend on the rate."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
-                friction=False)
+                friction=False, axial=True)
 
 
 def bilinear(p: dict) -> bool:
