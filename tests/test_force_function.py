@@ -519,3 +519,60 @@ def test_the_interpreter_is_not_finite_where_the_expression_is_not_defined():
             assert np.isnan(f), text
         else:
             assert f == expected, text
+
+
+def test_many_force_functions_in_the_whole_system_newton_iteration(tmp_path, monkeypatch):
+    """Twenty masses, each on the spring k0 and its own link f(u, v) = -k u - c v, released
+    from different displacements (newmark, physical basis): with that many links that always
+    act along fixed directions (the trait ``axial``), a step takes Newton's method on the
+    whole system (``fem.integrators.newmark_tangent``); each mass is the damped oscillator of
+    stiffness k0 + k and damping c, in closed form."""
+    count, k, c = 20, 2.0e3, 3.0
+    nodes = "\n".join(f"N{i} = [{float(i)!r}, 0.0, 0.0]" for i in range(count))
+    links = "\n".join(force_link("law", nodes=(f"N{i}",), name=f"ff{i}") for i in range(count))
+    names = ", ".join(f'"ff{i}"' for i in range(count))
+    initial = "\n".join(f'[[initial]]\nnodes = ["N{i}"]\ndisplacement = {{ DX = '
+                        f"{X0 * (1.0 + 0.1 * i)!r} }}" for i in range(count))
+    text = f"""
+[mesh.nodes]
+{nodes}
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = [{", ".join(f'"N{i}"' for i in range(count))}]
+mass = {MASS!r}
+stiffness = {K0!r}
+{initial}
+[functions.law]
+expression = "-{k!r}*u - {c!r}*v"
+{links}
+[[analysis]]
+name = "a"
+kind = "transient"
+scheme = "newmark"
+end = 0.1
+step = 2e-5
+links = [{names}]
+"""
+    from fem.integrators import newmark_family
+
+    taken = []
+    build = newmark_family.NewmarkFamily.__init__
+
+    def spy(self, *args, **kwargs):
+        build(self, *args, **kwargs)
+        taken.append(self.tangent)
+
+    monkeypatch.setattr(newmark_family.NewmarkFamily, "__init__", spy)
+    data = run(tmp_path, text)["a"]
+    assert taken and all(taken)
+    t = data["time"]
+    w = math.sqrt((K0 + k) / MASS)
+    xi = c / (2.0 * MASS * w)
+    wd = w * math.sqrt(1.0 - xi * xi)
+    shape = np.exp(-xi * w * t) * (np.cos(wd * t) + xi * w / wd * np.sin(wd * t))
+    bound = scheme_bound("physical", "newmark", w, 0.1, 2e-5)
+    worst = max(error(data["displacement"][:, i], X0 * (1.0 + 0.1 * i) * shape)
+                for i in range(count))
+    print(f"twenty links: displacement {worst:.2e}; bound {bound:.2e}")
+    assert worst < bound

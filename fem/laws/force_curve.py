@@ -163,9 +163,10 @@ def stiffness(row) -> float:
 def traits(row) -> dict:
     """A force-curve contact (``fem.links.traits``): its force follows from the displacement
     alone (an explicit step needs no iteration), along a fixed normal, but it is not k
-    max(p, 0) (the lean loops' law) unless the curve is one segment."""
+    max(p, 0) (the lean loops' law) unless the curve is one segment. A contact, opening and
+    closing, it is not taken as ``axial`` (as a shock contact is not)."""
     return dict(rate=False, elastic=True, plane_elastic=False, evolving=False, instant=False,
-                friction=False)
+                friction=False, axial=False)
 
 
 # ------------------------------------------------------------------ at instants

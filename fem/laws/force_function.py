@@ -435,10 +435,11 @@ def stiffness(row) -> float:
 def traits(row) -> dict:
     """A force-function contact (``fem.links.traits``): its force depends on the rate when its
     function depends on v; otherwise it follows from the displacement alone (an explicit
-    step needs no iteration)."""
+    step needs no iteration). It is axial: a force along a fixed direction, a function of
+    the displacement along it and of its rate, whose tangent is symmetric."""
     rate = bool(row[USES_V] != 0.0)
     return dict(rate=rate, elastic=not rate, plane_elastic=False, evolving=False,
-                instant=False, friction=False)
+                instant=False, friction=False, axial=True)
 
 
 # ------------------------------------------------------------------ declaration
