@@ -27,7 +27,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from fem import catalog
-from test_maxwell import ACCURACY, ROWS, _ids, assert_refused, modes, run, transient
+from test_maxwell import ACCURACY, ROWS, assert_refused, modes, run, transient
 
 MASS = 1.0                  # kg
 K0 = 100.0                  # N/m, the weak spring that holds the mass
@@ -92,24 +92,40 @@ def peak():
     return brentq(rate_squared, GAP, GAP + 0.1, xtol=1e-16, rtol=1e-15)
 
 
-def time_between(a, b, x_max, speed2=None):
-    """int_a^b dx / |v(x)| for a < b <= x_max, v^2 = speed2(x) (default ``rate_squared``),
-    a and b breakpoints of the curve or its ends (the integrand smooth between them): the
-    substitution x = x_max - s^2 near the turning point removes its singularity
-    (dx / sqrt(x_max - x) = 2 ds), elsewhere a plain quadrature."""
-    speed2 = speed2 or rate_squared
+def curve_slope(p, curve=CURVE):
+    """dF/dp on the segment that holds p > 0."""
+    pts = [(0.0, 0.0)] + list(curve)
+    for (p0, f0), (p1, f1) in zip(pts[:-1], pts[1:]):
+        if p < p1:
+            return (f1 - f0) / (p1 - p0)
+    (p0, f0), (p1, f1) = pts[-2], pts[-1]
+    return (f1 - f0) / (p1 - p0)
+
+
+def time_between(a, b, x_max, speed2, drop):
+    """int_a^b dx / |v(x)| for a < b <= x_max, v^2 = speed2(x), a and b breakpoints of the
+    curve or its ends (the integrand smooth between them). Near the turning point the
+    substitution x = x_max - s^2 removes the singularity: dx / |v| = 2 s ds / |v|, with
+    v^2 = 2 (U(x_max) - U(x)) / m = 2 s^2 drop(s) / m, drop(s) = (U(x_max) - U(x)) / s^2
+    written without the cancellation of the difference (U is quadratic on the segment)."""
     if b < x_max:
-        return quad(lambda x: 1.0 / math.sqrt(speed2(x)), a, b, epsabs=0.0,
-                    epsrel=1e-13, limit=200)[0]
-    return quad(lambda s: 2.0 * s / math.sqrt(speed2(x_max - s * s)), 0.0,
-                math.sqrt(x_max - a), epsabs=0.0, epsrel=1e-12, limit=200)[0]
+        return quad(lambda x: 1.0 / math.sqrt(speed2(x)), a, b, epsabs=0.0, epsrel=1e-13,
+                    limit=200)[0]
+    return quad(lambda s: 2.0 / math.sqrt(2.0 * drop(s)), 0.0, math.sqrt(x_max - a),
+                epsabs=0.0, epsrel=1e-13, limit=200)[0]
 
 
-def contact_time(speed2, pen_max):
+def contact_time(speed2, pen_max, mass):
     """The duration 2 int_0^pen_max dp / |v(p)| of a contact on the curve alone (no other
-    force), v^2 = speed2(p), split at the curve's breakpoints."""
+    force) of a body of mass ``mass``, v^2 = speed2(p), split at the curve's breakpoints."""
+    k = curve_slope(pen_max)
+
+    def drop(s):
+        # (E(pen_max) - E(p)) / s^2 / m at p = pen_max - s^2: F(p) + k s^2 / 2 over the mass
+        return (curve_force(pen_max - s * s) + 0.5 * k * s * s) / mass
     edges = [0.0] + [b for b, _ in CURVE if b < pen_max] + [pen_max]
-    return 2.0 * sum(time_between(a, b, pen_max, speed2) for a, b in zip(edges[:-1], edges[1:]))
+    return 2.0 * sum(time_between(a, b, pen_max, speed2, drop)
+                     for a, b in zip(edges[:-1], edges[1:]))
 
 
 def reference():
@@ -121,7 +137,14 @@ def reference():
     x_max = peak()
     inner = [GAP + b for b, _ in CURVE if GAP + b < x_max]
     edges = [GAP] + inner + [x_max]
-    pieces = [time_between(a, b, x_max) for a, b in zip(edges[:-1], edges[1:])]
+    k = curve_slope(x_max - GAP)
+
+    def drop(s):
+        # (U(x_max) - U(x)) / s^2 / m at x = x_max - s^2: the spring's and the curve's parts
+        x = x_max - s * s
+        return (0.5 * K0 * (2.0 * x_max - s * s) + curve_force(x - GAP) + 0.5 * k * s * s) / MASS
+    pieces = [time_between(a, b, x_max, rate_squared, drop)
+              for a, b in zip(edges[:-1], edges[1:])]
     half = sum(pieces)
     into = [t_in + sum(pieces[:i + 1]) for i in range(len(inner))]
     out = [t_in + 2.0 * half - (t - t_in) for t in reversed(into)]
@@ -281,7 +304,7 @@ def test_two_masses_collide_through_the_curve(tmp_path):
     2 m1 / (m1 + m2) V), in each physical scheme."""
     mu = M1 * M2 / (M1 + M2)
     pen_max = brentq(lambda q: 0.5 * mu * V_REL ** 2 - curve_energy(q), 0.0, 0.1, xtol=1e-16)
-    duration = contact_time(lambda q: V_REL ** 2 - 2.0 * curve_energy(q) / mu, pen_max)
+    duration = contact_time(lambda q: V_REL ** 2 - 2.0 * curve_energy(q) / mu, pen_max, mu)
     for scheme in ("newmark", "exact", "rk4", "central_difference", "hht"):
         text = f"""
 [mesh.nodes]
@@ -325,7 +348,7 @@ def test_a_mass_shuttles_between_two_planes(tmp_path):
     events)."""
     e_max = 0.5 * MASS * V0 ** 2
     pen_max = brentq(lambda q: e_max - curve_energy(q), 0.0, 0.1, xtol=1e-16)
-    t_c = contact_time(lambda q: V0 ** 2 - 2.0 * curve_energy(q) / MASS, pen_max)
+    t_c = contact_time(lambda q: V0 ** 2 - 2.0 * curve_energy(q) / MASS, pen_max, MASS)
     period = 2.0 * (2.0 * GAP / V0 + t_c)
     for scheme, tol in (("exact", 1e-11), ("newmark", 1e-4)):
         text = f"""
@@ -435,3 +458,39 @@ BAD = [
 @pytest.mark.parametrize("keys, expected", BAD, ids=[str(i) for i in range(len(BAD))])
 def test_bad_curves_are_refused_naming_the_key(tmp_path, capsys, keys, expected):
     assert_refused(tmp_path, capsys, bad_study(keys), expected)
+
+
+@pytest.mark.parametrize("scheme", ["rk54", "rk32", "adaptive2"])
+def test_a_contact_shorter_than_a_step_is_found(tmp_path, scheme):
+    """A mass launched slowly at a stiff one-segment curve (modal basis, adaptive schemes):
+    its contact (2.0 ms) is shorter than the steps of the smooth flight (up to 5 ms, the
+    default largest step). The contact is followed on the step's dense output, found and
+    located: one impact at the flight's end, the contact half the period of the curve's
+    stiffness, the rebound at the launch speed."""
+    basis = "modal"
+    k = (math.pi / 2.0e-3) ** 2 * MASS                  # half a period: 2 ms
+    speed = 0.01
+    text = f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["A"]
+mass = {MASS!r}
+stiffness = 1e-3
+[[initial]]
+nodes = ["A"]
+velocity = {{ DX = {speed!r} }}
+{force_curve_link(["A"], gap=2.1e-3, curve=[(1.0e-3, k * 1.0e-3)])}
+{modes(1) if basis == "modal" else ""}
+{transient(basis, scheme, end=0.5, step=4e-3, links=("fc",))}
+events = "locate"
+"""
+    data = run(tmp_path, text)["a"]
+    kinds = [e[1].decode() for e in data["events"]]
+    times = [float(e[0]) for e in data["events"]]
+    assert kinds == ["impact", "separation"], kinds
+    assert times[0] == pytest.approx(2.1e-3 / speed, rel=1e-3)
+    assert times[1] - times[0] == pytest.approx(2.0e-3, rel=1e-4)
+    assert data["velocity"][-1, 0] == pytest.approx(-speed, rel=1e-4)

@@ -29,7 +29,6 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from fem import catalog
-from fem.errors import StudyError
 from test_maxwell import (ACCURACY, ROWS, SAFETY, _ids, assert_refused, modes, run,
                           transient)
 
@@ -318,7 +317,7 @@ expression = "-{k!r}*u"
 # ------------------------------------------------------------------------------------------
 # refused input, and the warning
 def study_with(functions, link_keys, extra=""):
-    return textwrap.dedent(f"""
+    return textwrap.dedent("""
         [mesh.nodes]
         A = [0.0, 0.0, 0.0]
         [model]

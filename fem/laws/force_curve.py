@@ -29,14 +29,18 @@ beyond its ends, and the event functions say where the mode must change, positiv
 holds:
 
 * open: G0 = -p (contact);
-* segment 1: G0 = p (release), G1 = p_1 - p (the next segment);
-* segment j > 1: G1 = min(p - b_(j-1), b_j - p) (the segment before or after; the last
-  segment only has the first), G0 = 1.
+* closed, on segment j: G0 = p (release, which the motion reaches from segment 1),
+  G1 = min(p - b_(j-1), b_j - p) (the segment before or after; segment 1 only has the second,
+  the last segment only the first).
 
-G0 is the normal function of a contact as the shock law's is (closed: p, open: -p), so that
-the exact scheme's pieces, which take the contact and release events of frictionless contacts
-themselves, close a contact into segment 1 and open it from there as the law does. Between
-its events the law is linear (F = k_j p + F_(j-1) - k_j b_(j-1)): the exact scheme runs it.
+G0 is the normal function of a contact as the shock law's is (closed: p, open: -p): the
+locator follows it on the step's dense output (``fem.links.law.dense_normal``), so that a
+contact shorter than a step is not missed, and the exact scheme's pieces, which take the
+contact and release events of frictionless contacts themselves, close a contact into segment
+1 and open it as the law does. Between its events the law is linear (F = k_j p + F_(j-1) -
+k_j b_(j-1)): the exact scheme runs it. The breakpoints' function G1 is tested at the ends
+of each step: a passage into the next segment and back within one step is not seen (the step
+follows the segment's line extended beyond the breakpoint).
 """
 
 from __future__ import annotations
@@ -115,10 +119,8 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     else:
         j = int(flags[c])
         mode = j
-        if j == 0:
-            g0 = -p
-        else:
-            g0 = p if j == 1 else 1.0
+        g0 = p if j > 0 else -p
+        if j > 0:
             if j < m:
                 g1 = P[c, PP + j - 1] - p
             if j > 1:
@@ -269,8 +271,7 @@ def exact_phase(P, c: int, mode: tuple, t) -> None:
     fu = k * pu
     fu[nb] += a
     t.support.append((1.0, (k * pz, fu), (np.zeros(t.N), np.concatenate([pv, [0.0]]))))
-    if j == 1:
-        t.event(c, 0, pz, pu)
+    t.event(c, 0, pz, pu)
     if j < m:
         up = -pu
         up[nb] += P[c, PP + j - 1]

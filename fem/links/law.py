@@ -187,7 +187,7 @@ def dense_normal(P, c, closed):
     element without events, a law whose event functions depend on its internal state: their
     crossings are found at the steps' ends)."""
     kind = int(P[c, KIND])
-    if kind == PLANE or kind == CIRCLE:
+    if kind == PLANE or kind == CIRCLE or kind == FORCE_CURVE:
         return True
     return kind == RIGID and not closed
 
@@ -196,10 +196,13 @@ def dense_normal(P, c, closed):
 def normal_at(P, c, closed, x0, x1, x2, r0, r1, r2):
     """The normal function G0 of contact c at the link displacement (x0, x1, x2) and rate
     (r0, r1, r2): +-chi of a shock contact (positive while its mode holds), the gap of an
-    open rigid contact."""
+    open rigid contact, +-p of a force-curve contact (``fem.laws.force_curve``)."""
     p, pd, n0, n1, n2, rho = shock.kinematics(P, c, x0, x1, x2, r0, r1, r2)
-    if int(P[c, KIND]) == RIGID:
+    kind = int(P[c, KIND])
+    if kind == RIGID:
         return -p
+    if kind == FORCE_CURVE:
+        return p if closed else -p
     fn, chi = shock.normal_force(P, c, p, pd)
     return chi if closed else -chi
 
@@ -210,7 +213,7 @@ def armed_by_rate(P, cv, c):
     step (the instant of its last event), leaves zero on the side where its mode holds: a
     body that has just bounced, a contact that has just closed or opened."""
     kind = int(P[c, KIND])
-    if kind != PLANE and kind != CIRCLE and kind != RIGID:
+    if kind != PLANE and kind != CIRCLE and kind != RIGID and kind != FORCE_CURVE:
         return False
     g = cv[c, G0]
     if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
@@ -231,10 +234,13 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
     |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
     Closed contacts are bounded only for a plane whose function is p itself (no damper, or
-    release at the gap). An element without events always holds."""
+    release at the gap), as a force-curve contact's is (its breakpoints' function G1 is
+    tested at the step's ends). An element without events always holds."""
     kind = int(P[c, KIND])
     if not EVENTFUL[kind]:
         return True
+    if kind == FORCE_CURVE:
+        return sign_kept(closed, cv0[c, PEN], cv1[c, PEN], cv0[c, PDOT], cv1[c, PDOT], h)
     if kind != PLANE and kind != CIRCLE and kind != RIGID:
         return False
     if kind == PLANE:
