@@ -212,7 +212,22 @@ LAW = Law(
 
 def read(t, p: dict, components=()) -> None:
     """The keys of a shock link (docs/study_format.md)."""
-    p["obstacle"] = t.str("obstacle", "plane", choices=("plane", "circle", "two_planes"))
+    read_geometry(t, p)
+    p["stiffness"] = t.float("stiffness", positive=True)
+    p["damping"] = t.float("damping", 0.0, min=0.0)
+    p["release"] = t.str("release", "force", choices=("force", "gap"))
+    p["friction"] = t.float("friction", 0.0, min=0.0)
+    p["static_friction"] = _static_friction(t, p["friction"])
+    p["friction_direction"] = _friction_direction(t, p)
+    p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
+    p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
+
+
+def read_geometry(t, p: dict, obstacles=("plane", "circle", "two_planes")) -> None:
+    """The obstacle of a contact link, among ``obstacles``: its kind, its normal (a plane,
+    two planes) or axis (a circle) and its gap (the radius of a circle's hole); shared by the
+    laws of contacts against an obstacle or between two nodes."""
+    p["obstacle"] = t.str("obstacle", "plane", choices=obstacles)
     normal = t.float_list("normal", None, length=3)
     axis = t.float_list("axis", None, length=3)
     if p["obstacle"] == "circle":
@@ -229,14 +244,6 @@ def read(t, p: dict, components=()) -> None:
         if axis is not None:
             raise t.error("axis", "only applies to a circular obstacle")
         p["gap"] = t.float("gap")
-    p["stiffness"] = t.float("stiffness", positive=True)
-    p["damping"] = t.float("damping", 0.0, min=0.0)
-    p["release"] = t.str("release", "force", choices=("force", "gap"))
-    p["friction"] = t.float("friction", 0.0, min=0.0)
-    p["static_friction"] = _static_friction(t, p["friction"])
-    p["friction_direction"] = _friction_direction(t, p)
-    p["tangential_stiffness"] = t.float("tangential_stiffness", 0.0, min=0.0)
-    p["tangential_damping"] = t.float("tangential_damping", 0.0, min=0.0)
 
 
 def _static_friction(t, friction: float) -> float:
