@@ -27,6 +27,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from fem import catalog
+from conftest import two_masses_toml
 from test_maxwell import ACCURACY, ROWS, assert_refused, modes, run, transient
 
 MASS = 1.0                  # kg
@@ -306,21 +307,7 @@ def test_two_masses_collide_through_the_curve(tmp_path):
     pen_max = brentq(lambda q: 0.5 * mu * V_REL ** 2 - curve_energy(q), 0.0, 0.1, xtol=1e-16)
     duration = contact_time(lambda q: V_REL ** 2 - 2.0 * curve_energy(q) / mu, pen_max, mu)
     for scheme in ("newmark", "exact", "rk4", "central_difference", "hht"):
-        text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-B = [1.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {M1!r}
-[[discrete]]
-nodes = ["B"]
-mass = {M2!r}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V_REL!r} }}
+        text = two_masses_toml(M1, M2, "velocity", V_REL) + f"""
 {force_curve_link(["A", "B"], gap=1e-4)}
 {transient("physical", scheme, end=4e-3, step=STEP, links=("fc",))}
 events = "locate"

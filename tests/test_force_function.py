@@ -29,6 +29,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from fem import catalog
+from conftest import two_masses_toml
 from test_maxwell import (ACCURACY, ROWS, SAFETY, _ids, assert_refused, modes, run,
                           transient)
 
@@ -282,21 +283,7 @@ def test_two_nodes_act_on_their_relative_motion(tmp_path):
     oscillate about their centre of mass at w = sqrt(k / mu) (newmark)."""
     m1, m2, k = 1.0, 2.0, 3.0e3
     mu = m1 * m2 / (m1 + m2)
-    text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-B = [1.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {m1!r}
-[[discrete]]
-nodes = ["B"]
-mass = {m2!r}
-[[initial]]
-nodes = ["A"]
-displacement = {{ DX = {X0!r} }}
+    text = two_masses_toml(m1, m2, "displacement", X0) + f"""
 [functions.spring]
 expression = "-{k!r}*u"
 {force_link("spring", nodes=("A", "B"))}

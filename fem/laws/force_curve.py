@@ -336,7 +336,7 @@ def _curve(t, name) -> list:
 
 def read(t, p: dict, components=()) -> None:
     """The keys of a force-curve link (docs/study_format.md)."""
-    from fem.laws.shock import read_geometry
+    from fem.laws.obstacle import read_geometry
 
     if t.data.get("obstacle") == "circle":
         raise t.error("obstacle", "a force curve acts along a normal: \"plane\" (default) or "
