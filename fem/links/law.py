@@ -37,8 +37,8 @@ unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond f
 constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
 ``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
 ``PLASTIC`` elasto-plastic springs (``fem.laws.plastic``), ``BOUC_WEN`` hysteretic springs
-(``fem.laws.bouc_wen``). Adding a law is its module, its
-registry row (``fem.laws``) and a branch here.
+(``fem.laws.bouc_wen``), ``BUCKLING`` supports that buckle (``fem.laws.buckling``). Adding
+a law is its module, its registry row (``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import EVENTFUL, bouc_wen, damper, friction, impact, maxwell, plastic, shock
+from fem.laws import (EVENTFUL, bouc_wen, buckling, damper, friction, impact, maxwell,
+                      plastic, shock)
 from fem.laws.bouc_wen import BOUC_WEN
+from fem.laws.buckling import BUCKLING
 from fem.laws.damper import DAMPER
 from fem.laws.maxwell import MAXWELL
 from fem.laws.plastic import PLASTIC
@@ -90,6 +92,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == BOUC_WEN:
             bouc_wen.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == BUCKLING:
+            buckling.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
