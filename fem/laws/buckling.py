@@ -465,8 +465,9 @@ def exact_phase(P, c: int, mode: tuple, t) -> None:
     exact_phases.Terms``), its permanent crush u the internal variable i of the state:
     p = ell . x + pw . w - gap; in contact the spring force kn (p - u) and, elastic (or
     crushed without ``damping_in_critical``), the damper c p'; capped, the crushing force
-    Fc(u); crushed on a segment of slope s, u' = kn / (kn + s) p', dissipating Fs u'. The
-    event functions are those of ``trial``."""
+    Fc(u); crushed on a segment of slope s, the crushing force Fc(u) (which the spring force
+    equals along the crush) with u' = kn / (kn + s) p', dissipating Fc(u) u'. The event
+    functions are those of ``trial``."""
     n, nb, N = t.n, t.nb, t.N
     base, j = math.floor(mode[0]), int(round((mode[0] % 1.0) * SEGMENTS))
     ell, pw, pv, pa = t.rows(c, P[c, DIR:DIR + 3])
@@ -495,12 +496,18 @@ def exact_phase(P, c: int, mode: tuple, t) -> None:
         t.event(c, 1, (fsz + cj * vz - cz) / kn, (fsu + cj * vu - cu) / kn)
         t.event(c, 1, (cz - fsz) / kn, (cu - fsu) / kn)
         return
-    t.K += kn * np.outer(ell, ell)
-    t.G[:, i - 2 * n] = kn * ell
-    t.F[:, :nb] -= kn * np.outer(ell, pw)
-    t.F[:, nb] += kn * gap * ell
     damped = base == ELASTIC or not included
-    fz, fu = fsz.copy(), fsu.copy()
+    if base == ELASTIC:
+        t.K += kn * np.outer(ell, ell)
+        t.G[:, i - 2 * n] = kn * ell
+        t.F[:, :nb] -= kn * np.outer(ell, pw)
+        t.F[:, nb] += kn * gap * ell
+        fz, fu = fsz.copy(), fsu.copy()
+    else:
+        # crushed: the spring carries the crushing force Fc(u), which it equals all along
+        t.G[:, i - 2 * n] -= s * ell
+        t.F[:, nb] -= cu[nb] * ell
+        fz, fu = cz.copy(), cu.copy()
     if damped and cj > 0.0:
         t.C += cj * np.outer(ell, ell)
         t.Cl += cj * np.outer(ell, ell)
@@ -516,7 +523,7 @@ def exact_phase(P, c: int, mode: tuple, t) -> None:
     share = kn / (kn + s)
     k = i - 2 * n
     t.rates_z[k], t.rates_u[k] = share * vz, share * vu
-    t.diss.append((share, (fsz, fsu), (vz, vu)))
+    t.diss.append((share, (cz, cu), (vz, vu)))
     t.event(c, 1, vz, vu)
     if j + 1 < int(P[c, POINTS]):
         ez = np.zeros(N)
