@@ -185,7 +185,8 @@ def test_a_mass_arriving_on_a_buckling_support(tmp_path, basis, scheme, events):
     um, pm, fm, speed = turning_point(M, V0, gap, k0)
     tb = buckling_instant(M, V0, gap, k0)
     exact = scheme == "exact"
-    rel = 1e-9 if exact else 2e-3
+    # measured: 1e-6 at most (the Newmark family with events = "step"), 1e-13 exact
+    rel = 1e-9 if exact else 2e-5
     assert crush[-1] == pytest.approx(um, rel=rel)
     # the largest archived penetration: the peak between two archived instants, within
     # w^2 dt^2 / 8 of it
@@ -194,23 +195,29 @@ def test_a_mass_arriving_on_a_buckling_support(tmp_path, basis, scheme, events):
     assert np.max(force) <= FC * (1.0 + 1e-9)
     if k0 == 0.0:
         # free after the separation: the rebound speed is the last one
-        assert v[-1] == pytest.approx(-speed, rel=1e-9 if exact else 3e-3)
+        assert v[-1] == pytest.approx(-speed, rel=1e-9 if exact else 1e-4)
     else:
         # at the separation, x = u_m (the archived velocities interpolated)
         t_peak = t[int(np.argmax(x))]
         assert crossing_speed(t, x, v, gap + um, t_peak) == pytest.approx(
-            -speed, rel=1e-5 if exact else 3e-3)
+            -speed, rel=1e-5 if exact else 1e-4)
     assert loop == ["penetration", "normal_force"]
     balance = sum(energy[k] for k in ("kinetic", "potential", "link_energy", "dissipated")) \
         - energy["external_work"]
-    assert np.max(np.abs(balance - 0.5 * M * V0 ** 2)) < (1e-9 if exact else 2e-3) * 0.5 * M * V0 ** 2
+    # measured: 7e-5 at most (euler), 3e-6 the Newmark family with events = "step"
+    assert np.max(np.abs(balance - 0.5 * M * V0 ** 2)) < (1e-9 if exact else 3e-4) * 0.5 * M * V0 ** 2
     assert energy["dissipated"][-1] == pytest.approx(crush_work(um), rel=rel)
     with postpro.open(out) as results:
         stats = link_shocks(results.analysis("a"), "sup")
     assert stats.residual_crush == crush[-1]
+    rebound = v[-1] if k0 == 0.0 else crossing_speed(t, x, v, gap + um, t[int(np.argmax(x))])
+    print(f"{basis} {scheme} {events or 'default'}: crush {crush[-1] / um - 1:.2e}, "
+          f"rebound {-rebound / speed - 1:.2e}, "
+          f"instant {stats.buckling_instant - tb:.2e} s, balance "
+          f"{np.max(np.abs(balance / (0.5 * M * V0 ** 2) - 1)):.2e}")
     archive = float(t[1] - t[0])
     if located(basis, scheme, events):
-        assert stats.buckling_instant == pytest.approx(tb, rel=1e-9 if exact else 1e-4)
+        assert stats.buckling_instant == pytest.approx(tb, rel=1e-9 if exact else 1e-5)
     else:
         # the first archived instant at which the support has buckled
         assert tb <= stats.buckling_instant <= tb + archive * (1.0 + 1e-9)
@@ -250,11 +257,11 @@ velocity = {{ DX = {V0!r} }}
     va, vb = data["velocity"][:, 0], data["velocity"][:, 1]
     um, pm, fm, speed = turning_point(mu, V0, GAP, 0.0)
     exact = scheme == "exact"
-    rel = 1e-9 if exact else 2e-3
+    rel = 1e-9 if exact else 2e-5
     assert data["links/sup/crush"][-1] == pytest.approx(um, rel=rel)
     assert np.max(data["links/sup/penetration"]) == pytest.approx(pm, rel=max(rel, 1e-6))
     # after the separation the masses part at the rebound speed
-    assert va[-1] - vb[-1] == pytest.approx(-speed, rel=1e-8 if exact else 3e-3)
+    assert va[-1] - vb[-1] == pytest.approx(-speed, rel=1e-8 if exact else 1e-4)
     assert M * va[-1] + M2 * vb[-1] == pytest.approx(M * V0, rel=1e-9)
     # the penetration is the relative motion along the normal, from A to B
     assert np.max(np.abs(data["links/sup/penetration"] - (xa - xb - GAP))) < 1e-15
@@ -262,7 +269,7 @@ velocity = {{ DX = {V0!r} }}
         onset = [e[0] for e in data["events"] if e[1] == b"buckling"]
         w = math.sqrt(KN / mu)
         assert onset[0] == pytest.approx(GAP / V0 + math.asin(FC * w / (KN * V0)) / w,
-                                         rel=1e-9 if exact else 1e-4)
+                                         rel=1e-9 if exact else 1e-5)
 
 
 # ------------------------------------------------------------------------------------------
