@@ -48,7 +48,7 @@ import numba
 import numpy as np
 
 from fem.laws.axial import turning_points, hermite
-from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, ENN, ENT,
+from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, ENN, ENT,
                               EVOLVING, EVOLVING_RATE, FN, FTM, G0, G1, GAP, KIND, MODE, NRM, OPEN,
                               PDOT, PEN, SLIP, SLIPW, STICK, VSL, own)
 from fem.laws.contract import Feature, Law, Series, record
@@ -403,6 +403,7 @@ def change(P, c: int, cv) -> list:
 
 
 def segment_of(P, c: int, u: float) -> int:
+    """``segment`` in Python, for the handlers at instants."""
     m = int(P[c, POINTS])
     j = 0
     for i in range(1, m):
