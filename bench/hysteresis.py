@@ -164,7 +164,19 @@ def run(dyn, links, steps: int):
                                end=steps * DT, events="step")
     elapsed, result, rows = engine_run(scheme, grid, dyn.x0, dyn.v0)
     assert result.steps == steps
+    run.newton = newton_counts(scheme)
     return sw.elapsed + elapsed, result, rows
+
+
+def newton_counts(scheme) -> str:
+    """The whole-system Newton iteration's figures of a run (``newmark_tangent``), or ''."""
+    size = scheme._ops_cache.get(DT) if hasattr(scheme, "_ops_cache") else None
+    tangent = getattr(size, "tangent", None)
+    if tangent is None or not tangent.counts[0]:
+        return ""
+    steps, iterations, factors = (int(v) for v in tangent.counts)
+    return (f"; whole-system Newton: {iterations / steps:.2f} evaluations of the laws per "
+            f"step, J factorized at {factors / steps:.0%} of the steps")
 
 
 def link_series(links, rows, what: str) -> np.ndarray:
@@ -294,7 +306,7 @@ def main(argv=None) -> int:
             best = min(best, elapsed)
         times[case], results[case] = best, (links, rows)
         print(f"{case}: set-up {sw.elapsed:.2f} s, run {best:.3f} s "
-              f"({best / steps * 1e6:,.0f} us per step)", flush=True)
+              f"({best / steps * 1e6:,.0f} us per step){run.newton}", flush=True)
 
     base = results["linear"][1]
     links, elastic = results["elastic"]

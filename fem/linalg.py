@@ -36,10 +36,18 @@ class Factor:
     band[j, 0] = 1 / L[j, j] (the solves multiply), band[j, k] = L[j + k, j] (LAPACK's lower
     band storage, transposed; zero beyond the last row).
     Otherwise ``solve`` goes through a sparse LU.
+
+    ``pattern`` (optional, n x n): entries the band must also hold (their values are not
+    added): the ordering and the bandwidth are those of the matrix with them, so that a matrix
+    with entries there too (a tangent matrix with links' stiffnesses, ``fem.integrators.
+    newmark_tangent``) can be factorized in the same band storage.
     """
 
-    def __init__(self, matrix: sp.spmatrix, what: str = "matrix"):
+    def __init__(self, matrix: sp.spmatrix, what: str = "matrix", pattern=None):
         matrix = sp.csr_matrix(matrix)
+        shape = abs(matrix.copy())          # (abs sorts the indices in place)
+        if pattern is not None:
+            shape = shape + abs(sp.csr_matrix(pattern))
         n = matrix.shape[0]
         self.n = n
         self.banded = False
@@ -49,14 +57,17 @@ class Factor:
             self.banded = True
             return
         P = matrix.tocoo()
-        bandwidth = int(np.max(np.abs(P.row - P.col))) if P.nnz else 0
+        Q = shape.tocoo()
+        bandwidth = int(np.max(np.abs(Q.row - Q.col))) if Q.nnz else 0
         if bandwidth <= NARROW:
             perm = np.arange(n, dtype=np.int64)       # narrow already: no reordering
         else:
-            perm = scipy.sparse.csgraph.reverse_cuthill_mckee(matrix, symmetric_mode=True)
+            perm = scipy.sparse.csgraph.reverse_cuthill_mckee(shape.tocsr(),
+                                                             symmetric_mode=True)
             perm = np.asarray(perm, np.int64)
             P = matrix[perm][:, perm].tocoo()
-            bandwidth = int(np.max(np.abs(P.row - P.col))) if P.nnz else 0
+            Q = shape[perm][:, perm].tocoo()
+            bandwidth = int(np.max(np.abs(Q.row - Q.col))) if Q.nnz else 0
         if bandwidth <= MAX_BANDWIDTH and (bandwidth + 1) * n <= MAX_BANDED_ENTRIES:
             ab = np.zeros((bandwidth + 1, n))
             lower = P.row >= P.col
@@ -237,9 +248,13 @@ def as_csr(matrix) -> sp.csr_matrix:
 
 
 def csr_parts(matrix: sp.csr_matrix):
+    """(data, indices, indptr) of a matrix in CSR form, copies of its own (the entries and
+    their columns must stay in step: scipy sorts a matrix's indices in place, for instance
+    when it takes its absolute value, and would leave a shared data array out of step with
+    copied indices)."""
     m = as_csr(matrix)
-    return (np.ascontiguousarray(m.data, np.float64), np.ascontiguousarray(m.indices, np.int64),
-            np.ascontiguousarray(m.indptr, np.int64))
+    return (np.array(m.data, np.float64), np.array(m.indices, np.int64),
+            np.array(m.indptr, np.int64))
 
 
 @numba.njit(cache=True, nogil=True)

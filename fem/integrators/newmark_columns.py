@@ -17,6 +17,10 @@ gives no force, so only the columns of the links that can carry a force are need
 
 ``operators(blocks)`` gives the ``StepOperators`` of an active set of links (a few of them
 kept, the active set changing only at events).
+
+Links that always act, many of them, take none of these columns: the step solves the whole
+system by Newton's method with their tangent in the band of S
+(``fem.integrators.newmark_tangent``; ``tangent``).
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ import scipy.sparse as sp
 
 from fem.integrators.newmark_links import check_link, resolvable
 from fem.integrators.newmark_steps import StepOperators
+from fem.integrators.newmark_tangent import no_tangent, pattern, tangent_parts
 from fem.linalg import Factor, banded_solve_rows, banded_sum_factor
 from fem.laws.columns import BLK, OPEN
 
 #: active sets whose step operators a step size keeps
 KEEP_SETS = 8
+NO_TANGENT = no_tangent()
 
 
 class Bands:
@@ -85,11 +91,20 @@ class StepSize:
         bands = getattr(scheme, "_bands", None)
         if bands:
             self.factor = bands.factor(s * co.gamma * dt, self.bd)
+        whole = scheme.tangent and dyn.basis == "physical"
         if self.factor is None or dyn.basis == "modal":
             S = dyn.mass + (s * co.gamma * dt) * dyn.damping + self.bd * dyn.stiffness
-            self.factor = Factor(S, what=f"iteration matrix of {scheme.name} (dt = {dt:g} s)")
+            self.factor = Factor(S, what=f"iteration matrix of {scheme.name} (dt = {dt:g} s)",
+                                 pattern=pattern(scheme.L) if whole else None)
             if bands is None and self.factor.banded and dyn.basis == "physical":
                 scheme._bands = Bands.of(dyn, self.factor)
+        #: the parts of the whole system's Newton iteration, when the links take it
+        self.tangent = None
+        bands = getattr(scheme, "_bands", None)
+        if whole and bands and self.factor.banded:
+            M, C, K = bands.parts
+            self.tangent = tangent_parts(scheme.L, M + (s * co.gamma * dt) * C + self.bd * K,
+                                         bands.perm)
         self.scheme = scheme
         self.n = scheme.n
         self.L = scheme.L
@@ -168,6 +183,8 @@ class StepSize:
     def operators(self, blocks) -> StepOperators:
         """The step operators with the links ``blocks`` (sorted tuple) able to carry a force;
         ``None``: every link (``full``)."""
+        if self.tangent is not None:
+            return self.whole()
         if blocks is None:
             return self.full()
         found = self.sets.get(blocks)
@@ -200,7 +217,8 @@ class StepSize:
             # W is symmetric: its square part on the active rows made so to round-off
             Wa[act] = 0.5 * (Wa[act] + Wa[act].T)
         band, perm, kind, diag_inv, SK, SC, SB = self.base
-        ops = StepOperators(band, perm, Zd, Zi, Zp, Wa, act, slot, kind, diag_inv, SK, SC, SB)
+        ops = StepOperators(band, perm, Zd, Zi, Zp, Wa, act, slot, kind, diag_inv, SK, SC, SB,
+                            NO_TANGENT)
         if len(self.sets) >= KEEP_SETS:
             self.sets.pop(next(iter(self.sets)))
         self.sets[blocks] = ops
@@ -223,6 +241,18 @@ class StepSize:
                                            np.arange(max(self.m, 1), dtype=np.int64))
         return self.full_ops
 
+    def whole(self) -> StepOperators:
+        """No link columns: the step solves the whole system with the links' tangent in the
+        band of S (``fem.integrators.newmark_tangent``)."""
+        if self.full_ops is None:
+            m3 = 3 * self.m
+            band, perm, kind, diag_inv, SK, SC, SB = self.base
+            self.full_ops = StepOperators(
+                band, perm, np.zeros(0), np.zeros(0, np.int64), np.zeros(m3 + 1, np.int64),
+                np.zeros((m3, 0)), np.zeros(0, np.int64), np.full(max(self.m, 1), -1, np.int64),
+                kind, diag_inv, SK, SC, SB, self.tangent)
+        return self.full_ops
+
     def _assemble(self, Z, Wl, act, slot) -> StepOperators:
         """The StepOperators; Z in CSC parts, its zeros left out."""
         Zc = sp.csc_matrix(Z)
@@ -231,7 +261,7 @@ class StepSize:
         return StepOperators(band, perm, np.ascontiguousarray(Zc.data, np.float64),
                              np.ascontiguousarray(Zc.indices, np.int64),
                              np.ascontiguousarray(Zc.indptr, np.int64), Wl, act, slot, kind,
-                             diag_inv, SK, SC, SB)
+                             diag_inv, SK, SC, SB, NO_TANGENT)
 
 
 def active_links(P, flags, phi) -> tuple:

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import DONE, FULL
-from fem.integrators import loops, newmark_direct
+from fem.integrators import loops, newmark_direct, newmark_tangent
 from fem.integrators.newmark_lean import contact_columns, contact_rows
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
@@ -84,8 +84,13 @@ class NewmarkFamily(Scheme):
         n, m = self.n, max(m3 // 3, 1)
         # the links' Newton system: on every link, or (events = "locate") on those that can
         # carry a force over a step, grown as they close (``step_operators``)
-        jac = max(nr, 1) if self.locate else m3 + nr
-        self.wk = Work(*(np.zeros(n) for _ in range(4)), *(np.zeros(m3) for _ in range(9)),
+        # (none when many links that always act take the whole system's Newton iteration,
+        # ``newmark_tangent``, on a physical basis with no rigid contact)
+        kinds = traits(self.P)
+        self.tangent = bool(dynamics.basis == "physical" and nr == 0
+                            and m3 // 3 >= newmark_tangent.FROM_LINKS and kinds.all("axial"))
+        jac = max(nr, 1) if self.locate or self.tangent else m3 + nr
+        self.wk = Work(*(np.zeros(n) for _ in range(5)), *(np.zeros(m3) for _ in range(9)),
                        np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((jac, jac)),
                        np.zeros(m3 + nr), np.zeros(max(nr, 1), np.int64), np.zeros(m3 + nr),
                        np.zeros(max(nr, 1)), np.zeros(4), np.full(nc, -1.0),
@@ -143,13 +148,15 @@ class NewmarkFamily(Scheme):
         (default: the current ones); every link with events = "step"."""
         size = self.step_size(dt, keep)
         blocks = None
-        if self.locate:
+        if self.locate and size.tangent is None:
             blocks = active_links(self.P, self._flags() if flags is None else flags,
                                   self.buf.PHI[self.cur])
-            need = 3 * len(blocks) + self._nr
+        ops = size.operators(blocks)
+        if not ops.tg.on:
+            need = (3 * len(blocks) if blocks is not None else self.L.shape[0]) + self._nr
             if self.wk.Jac.shape[0] < need:
                 self.wk = self.wk._replace(Jac=np.zeros((need, need)))
-        return size.factor, size.operators(blocks)
+        return size.factor, ops
 
     def link_columns(self, b: int):
         """The rows of link b that are not zero: [(q in 0..2, column indices, values)]."""

@@ -17,6 +17,7 @@ from fem.integrators.kernels import (DIVERGED, DIVERGENCE_LIMIT, DONE, NOT_SETTL
                                      close_energy_inline, csr_product, step_powers,
                                      step_powers_dia)
 from fem.integrators.newmark_links import solve_links
+from fem.integrators.newmark_tangent import Tangent, solve_tangent
 from fem.linalg import banded_solve_into, csr_matvec_add
 
 
@@ -27,7 +28,9 @@ class StepOperators(NamedTuple):
     the link rows that can carry a force over the step (whole links; every row with
     events = "step", the rows of the links in a closed or bonded mode with "locate"),
     ``slot`` (m,) the position of each link among them (-1: not there), Z = S^-1 L^T on those
-    columns (CSC parts) and Wl = L Z = W[:, act] (3 m, na)."""
+    columns (CSC parts) and Wl = L Z = W[:, act] (3 m, na); ``tg`` the parts of the whole
+    system's Newton iteration (``fem.integrators.newmark_tangent``; ``tg.on`` 0: the
+    condensed one)."""
     band: np.ndarray
     perm: np.ndarray
     Zd: np.ndarray
@@ -41,6 +44,7 @@ class StepOperators(NamedTuple):
     SK: np.ndarray
     SC: np.ndarray
     SB: np.ndarray
+    tg: Tangent
 
 
 class Coefficients(NamedTuple):
@@ -50,12 +54,14 @@ class Coefficients(NamedTuple):
 
 
 class Work(NamedTuple):
-    """Scratch arrays of a step: predictors and right-hand side (n,), the link unknowns and
-    residuals (3 m,), the Jacobian of the link system, and the flags of imposed modes."""
+    """Scratch arrays of a step: predictors, right-hand sides and a solve's scratch (n,), the
+    link unknowns and residuals (3 m,), the Jacobian of the link system, and the flags of
+    imposed modes."""
     ut: np.ndarray
     vt: np.ndarray
     rhs: np.ndarray
     xs: np.ndarray
+    rk: np.ndarray
     Dut: np.ndarray
     Dvt: np.ndarray
     Da0: np.ndarray
@@ -221,9 +227,11 @@ def finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
         Wl, act = sops.Wl, sops.act
         m3 = Wl.shape[0]
         Dut, Dvt, Law = wk.Dut, wk.Dvt, wk.Law
+        tangent = sops.tg.on == 1
         csr_product(kin.Ld, kin.Li, kin.Lp, ut, Dut)
         csr_product(kin.Ld, kin.Li, kin.Lp, vt, Dvt)
-        csr_product(kin.Ld, kin.Li, kin.Lp, a1, wk.Da0)
+        if not tangent:
+            csr_product(kin.Ld, kin.Li, kin.Lp, a1, wk.Da0)
         for r in range(m3):
             Law[r] = 0.0
         if kin.imposed:
@@ -239,21 +247,26 @@ def finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
                 Dut[r] += sw
                 Dvt[r] += sv
                 Law[r] = sa
-        its = solve_links(dt, co, Wl, act, sops.slot, P, s0, s1, wk, flags)
+        if tangent:
+            # a_n+1 and the link forces by Newton's method on the whole system
+            its = solve_tangent(dt, co, kin, P, sops.tg, s0, s1, wk, flags)
+        else:
+            its = solve_links(dt, co, Wl, act, sops.slot, P, s0, s1, wk, flags)
         if its < 0:
             return NOT_SETTLED
         d, dd, db1, dd1 = wk.d, wk.dd, s1.db, s1.dd
         for r in range(m3):
             db1[r] = d[r]
             dd1[r] = dd[r]
-        phi0, phi1 = s0.phi, s1.phi
-        Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
-        for kc in range(act.size):
-            col = act[kc]
-            gc = s * phi1[col] - alpha * phi0[col]
-            if gc != 0.0:
-                for k in range(Zp[kc], Zp[kc + 1]):
-                    a1[Zi[k]] += Zd[k] * gc
+        if not tangent:
+            phi0, phi1 = s0.phi, s1.phi
+            Zd, Zi, Zp = sops.Zd, sops.Zi, sops.Zp
+            for kc in range(act.size):
+                col = act[kc]
+                gc = s * phi1[col] - alpha * phi0[col]
+                if gc != 0.0:
+                    for k in range(Zp[kc], Zp[kc + 1]):
+                        a1[Zi[k]] += Zd[k] * gc
     # the new state and the divergence test, then its energy terms (a damper between two
     # dofs needs the new velocity of both)
     x0, v0, x1, v1 = s0.x, s0.v, s1.x, s1.v
@@ -298,7 +311,11 @@ def predict_solve(dt, co, ops, sops, W, i, s0, wk, a1):
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def step(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links):
     """One step (banded factor) from s0 to s1."""
-    predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
+    if sops.tg.on == 1 and has_links:
+        # the right-hand side alone: the whole system's Newton iteration solves with J
+        _predict(dt, co, ops, W, i, s0, wk)
+    else:
+        predict_solve(dt, co, ops, sops, W, i, s0, wk, s1.a)
     return finish(dt, co, ops, kin, P, sops, W, i, s0, s1, wk, flags, has_links)
 
 

@@ -353,7 +353,7 @@ def traits(row) -> dict:
     """A Bouc-Wen contact (``fem.laws.shock.traits``): its force depends on an internal
     variable that evolves along the path of the link's motion (so on its rate too)."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
-                friction=False)
+                friction=False, axial=True)
 
 
 # ------------------------------------------------------------------ declaration

@@ -333,7 +333,7 @@ def traits(row) -> dict:
     """A damper contact (``fem.laws.shock.traits``): its force depends on the rate; with a
     spring in series, on an internal variable that evolves too (the dashpot's elongation)."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=bool(row[SERIES] > 0.0),
-                instant=False, friction=False)
+                instant=False, friction=False, axial=True)
 
 
 # ------------------------------------------------------------------ declaration

@@ -121,7 +121,7 @@ def traits(row) -> dict:
     """A Maxwell contact (``fem.laws.shock.traits``): its force depends on the rate (the law
     integrates along the step's path) and on an internal variable that evolves."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
-                friction=False)
+                friction=False, axial=True)
 
 
 # ------------------------------------------------------------------ declaration

@@ -192,6 +192,28 @@ def state(P, c, delta, up, p):
 
 
 @numba.njit(cache=True, nogil=True)
+def _elastic_path(P, c, delta0, delta1, hv0, hv1, up, p):
+    """Whether the step's cubic Hermite path from delta0 to delta1 (rates h u0', h u1') stays
+    where the spring cannot flow from (u_p, p): its values lie within [min - spread, max +
+    spread] of its ends, spread = 4/27 (|h u0'| + |h u1'|) (the largest of the Hermite
+    functions of the rates), and the elastic trial of that whole interval is in the elastic
+    range (on the flowing side, with a side). Then its turning points need no return."""
+    k = P[c, STIFFNESS]
+    side = P[c, SIDE]
+    spread = 4.0 / 27.0 * (abs(hv0) + abs(hv1))
+    f_hi = k * (max(delta0, delta1) + spread - up)
+    f_lo = k * (min(delta0, delta1) - spread - up)
+    x, r = domain(P, c, up, p)
+    up_ok = f_hi - x <= r
+    down_ok = x - f_lo <= r
+    if side > 0.0:
+        return up_ok
+    if side < 0.0:
+        return down_ok
+    return up_ok and down_ok
+
+
+@numba.njit(cache=True, nogil=True)
 def _held(P, c, delta1, v1, up, p, anchor, delta0, mode):
     """Contact c in the mode ``mode``, imposed over the step (events = "locate", the exact
     scheme), from the committed (u_p, p), force f0 and deformation delta0: (F, dF/ddelta,
@@ -246,11 +268,12 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     else:
         if h > 0.0:
             u0, hv0, hv1 = cv_old[c, PEN], h * cv_old[c, PDOT], h * v1
-            n, t1, t2 = turning_points(u1 - u0, hv0, hv1)[3:]
-            for i in range(n):
-                ue = hermite(t1 if i == 0 else t2, u0, u1, hv0, hv1)[0]
-                r = state(P, c, ue - gap, up, p)
-                up, p = r[2], r[3]
+            if not _elastic_path(P, c, u0 - gap, u1 - gap, hv0, hv1, up, p):
+                n, t1, t2 = turning_points(u1 - u0, hv0, hv1)[3:]
+                for i in range(n):
+                    ue = hermite(t1 if i == 0 else t2, u0, u1, hv0, hv1)[0]
+                    r = state(P, c, ue - gap, up, p)
+                    up, p = r[2], r[3]
         f, slope, up1, p1 = state(P, c, u1 - gap, up, p)
         mode = STICK
         rate = 0.0
@@ -264,8 +287,12 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             rate = k / (k + hh) * v1
             anchor = p1 - sf * up1
         g0 = g1 = 1.0
-    w1 = plastic_work(P, c, up1, p1)
-    work = w1 - plastic_work(P, c, cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE])
+    w0 = plastic_work(P, c, cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE])
+    if up1 == cv_old[c, PLASTIC_ELONGATION] and p1 == cv_old[c, CUMULATIVE]:
+        w1 = w0                  # no flow over the step (the common case): no work
+    else:
+        w1 = plastic_work(P, c, up1, p1)
+    work = w1 - w0
     commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, work, cv_new, phi, Jd, Jv, jac)
     cv_new[c, MODE] = mode
     cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
@@ -290,7 +317,7 @@ def traits(row) -> dict:
     it); that rate and the event function of a flow (unload where the elongation's rate
     vanishes) depend on the rate."""
     return dict(rate=True, elastic=False, plane_elastic=False, evolving=True, instant=False,
-                friction=False)
+                friction=False, axial=True)
 
 
 def bilinear(p: dict) -> bool:

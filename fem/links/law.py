@@ -37,8 +37,10 @@ unidirectional friction (``fem.laws.friction``); ``RIGID`` impacts, whose bond f
 constraint the scheme solves and whose impact is a velocity jump (``fem.laws.impact``);
 ``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
 ``PLASTIC`` elasto-plastic springs (``fem.laws.plastic``), ``BOUC_WEN`` hysteretic springs
-(``fem.laws.bouc_wen``), ``BUCKLING`` supports that buckle (``fem.laws.buckling``). Adding
-a law is its module, its registry row (``fem.laws``) and a branch here.
+(``fem.laws.bouc_wen``), the isolators' ``PENDULUM`` friction pendulum bearings
+(``fem.laws.pendulum``) and ``ANTI_SEISMIC`` devices (``fem.laws.anti_seismic``),
+``BUCKLING`` supports that buckle (``fem.laws.buckling``). Adding a law is its module,
+its registry row (``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import (EVENTFUL, bouc_wen, buckling, damper, friction, impact, maxwell,
-                      plastic, shock)
+from fem.laws import (EVENTFUL, anti_seismic, bouc_wen, buckling, damper, friction,
+                      impact, maxwell, pendulum, plastic, shock)
+from fem.laws.anti_seismic import ANTI_SEISMIC
 from fem.laws.bouc_wen import BOUC_WEN
 from fem.laws.buckling import BUCKLING
 from fem.laws.damper import DAMPER
 from fem.laws.maxwell import MAXWELL
+from fem.laws.pendulum import BEARING, PENDULUM, ROLE
 from fem.laws.plastic import PLASTIC
 
 from fem.laws.columns import (ACT, BLK, BONDED, CIRCLE, DIR, ENN, ENT, EVOLVING, EVOLVING_RATE,
@@ -92,6 +96,12 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == BOUC_WEN:
             bouc_wen.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == PENDULUM:
+            # a bearing fills its record row (the next one) too: the record has no law
+            if P[c, ROLE] == BEARING:
+                pendulum.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
+        elif kind == ANTI_SEISMIC:
+            anti_seismic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == BUCKLING:
             buckling.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
@@ -183,6 +193,8 @@ def dense_normal(P, c, closed):
     kind = int(P[c, KIND])
     if kind == PLANE or kind == CIRCLE:
         return True
+    if kind == PENDULUM:
+        return P[c, ROLE] == BEARING
     return kind == RIGID and not closed
 
 
@@ -190,7 +202,9 @@ def dense_normal(P, c, closed):
 def normal_at(P, c, closed, x0, x1, x2, r0, r1, r2):
     """The normal function G0 of contact c at the link displacement (x0, x1, x2) and rate
     (r0, r1, r2): +-chi of a shock contact (positive while its mode holds), the gap of an
-    open rigid contact."""
+    open rigid contact, +-p of a pendulum bearing (``fem.laws.pendulum.normal_at``)."""
+    if int(P[c, KIND]) == PENDULUM:
+        return pendulum.normal_at(P, c, closed, x0, x1, x2, r0, r1, r2)
     p, pd, n0, n1, n2, rho = shock.kinematics(P, c, x0, x1, x2, r0, r1, r2)
     if int(P[c, KIND]) == RIGID:
         return -p
@@ -204,7 +218,10 @@ def armed_by_rate(P, cv, c):
     step (the instant of its last event), leaves zero on the side where its mode holds: a
     body that has just bounced, a contact that has just closed or opened."""
     kind = int(P[c, KIND])
-    if kind != PLANE and kind != CIRCLE and kind != RIGID:
+    if kind == PENDULUM:
+        if P[c, ROLE] != BEARING:
+            return False
+    elif kind != PLANE and kind != CIRCLE and kind != RIGID:
         return False
     g = cv[c, G0]
     if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
@@ -225,10 +242,14 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
     |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
     Closed contacts are bounded only for a plane whose function is p itself (no damper, or
-    release at the gap). An element without events always holds."""
+    release at the gap). An element without events always holds. A pendulum bearing's
+    compression |u|^2 / (2 R) - a . d is not linear in d: it is sampled (its record row and an
+    anti-seismic device have no events)."""
     kind = int(P[c, KIND])
-    if not EVENTFUL[kind]:
+    if not EVENTFUL[kind] or kind == ANTI_SEISMIC:
         return True
+    if kind == PENDULUM:
+        return P[c, ROLE] != BEARING
     if kind != PLANE and kind != CIRCLE and kind != RIGID:
         return False
     if kind == PLANE:

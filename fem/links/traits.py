@@ -17,9 +17,12 @@ class Traits:
     from each law's ``traits``): ``rate`` (force depends on d'), ``elastic`` (forces from d
     alone, no iteration needed by an explicit step), ``plane_elastic`` (k max(p, 0) along a
     fixed normal), ``evolving`` (an internal variable with its own rate equation),
-    ``instant`` (acts at instants: impacts), ``friction`` (stick and slip modes)."""
+    ``instant`` (acts at instants: impacts), ``friction`` (stick and slip modes), ``axial``
+    (a force along the contact's fixed direction, a function of the elongation along it and
+    of its rate, whose tangent is therefore symmetric: the Newmark family may then put it in
+    its step matrix, ``fem.integrators.newmark_tangent``; False when a law does not say)."""
 
-    NAMES = ("rate", "elastic", "plane_elastic", "evolving", "instant", "friction")
+    NAMES = ("rate", "elastic", "plane_elastic", "evolving", "instant", "friction", "axial")
 
     def __init__(self, P):
         # contacts that differ only by their link ask their law once
@@ -35,7 +38,7 @@ class Traits:
                 found = memo[key] = (law.traits(row), law.stiffness(row))
             rows.append(found)
         for name in self.NAMES:
-            setattr(self, name, np.array([bool(r[0][name]) for r in rows], bool))
+            setattr(self, name, np.array([bool(r[0].get(name, False)) for r in rows], bool))
         self.count = len(rows)
         #: the largest stiffness (N/m) each contact puts on its link (0: a constraint)
         self.stiffness = np.array([r[1] for r in rows], float)
