@@ -41,8 +41,8 @@ constraint the scheme solves and whose impact is a velocity jump (``fem.laws.imp
 (``fem.laws.pendulum``) and ``ANTI_SEISMIC`` devices (``fem.laws.anti_seismic``),
 ``FORCE_CURVE`` contacts whose force is a curve of the penetration
 (``fem.laws.force_curve``), ``FORCE_FUNCTION`` forces that are functions of a dof's motion
-(``fem.laws.force_function``). Adding a law is its module, its
-registry row (``fem.laws``) and a branch here.
+(``fem.laws.force_function``), ``BUCKLING`` supports that buckle (``fem.laws.buckling``).
+Adding a law is its module, its registry row (``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -50,10 +50,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import (EVENTFUL, anti_seismic, bouc_wen, damper, force_curve, force_function,
-                      friction, impact, maxwell, pendulum, plastic, shock)
+from fem.laws import (EVENTFUL, anti_seismic, bouc_wen, buckling, damper, force_curve,
+                      force_function, friction, impact, maxwell, pendulum, plastic, shock)
 from fem.laws.anti_seismic import ANTI_SEISMIC
 from fem.laws.bouc_wen import BOUC_WEN
+from fem.laws.buckling import BUCKLING
 from fem.laws.damper import DAMPER
 from fem.laws.force_curve import FORCE_CURVE
 from fem.laws.force_function import FORCE_FUNCTION, USES_V
@@ -110,6 +111,8 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
             force_curve.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
         elif kind == FORCE_FUNCTION:
             force_function.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == BUCKLING:
+            buckling.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
