@@ -26,7 +26,8 @@ GENERIC = {"BLK", "KIND", "DIR", "PEN", "PDOT", "MODE", "ACT", "G0", "G1", "NG",
            "NA", "ARCHIVED", "ENN", "ENT", "SLIPW", "FREE", "OPEN", "STICK", "SLIP", "BONDED"}
 LAW_NAMES = {"shock", "impact", "maxwell", "damper", "plastic", "bouc_wen", "friction",
              "stick_slip", "shock_columns", "axial", "isolator", "pendulum", "anti_seismic",
-             "force_curve", "force_function", "postfix", "obstacle", "buckling"}
+             "force_curve", "force_function", "postfix", "obstacle", "buckling",
+             "buckling_keys"}
 
 def law_columns() -> set[str]:
     names = {n for n in vars(columns) if n.isupper() and not n.startswith("_")}

@@ -331,6 +331,65 @@ def test_the_exact_scheme_lands_on_yield_and_unload_to_round_off(tmp_path):
     assert np.max(np.abs(x[after] - exact)) < 1e-12 * UY * 10
 
 
+def free_vibration_study(scheme, v0, end):
+    """A mass launched at v0 on a bilinear kinematic spring (CURVE) to the ground, no load."""
+    return f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["A"]
+mass = {MASS!r}
+[[initial]]
+nodes = ["A"]
+velocity = {{ DX = {v0!r} }}
+{plastic_link(["A"], CURVE)}
+{transient("physical", scheme, end=end, step=1e-4, links=("pl",))}
+"""
+
+
+def test_the_exact_scheme_in_free_vibration_yields_unloads_and_yields_back(tmp_path):
+    """With no load, the yield of a bilinear kinematic spring is its own event (not a contact
+    that opens): launched at v0 = 1 m/s, the mass yields at t_1 = asin(w u_y / v0) / w,
+    hardens about x_c = u_y - F_y / k_t up to x_max (the energy of the hardening phase),
+    unloads there (F_max = F_y + k_t (x_max - u_y), back force X = H u_p) and yields back
+    where F = X - F_y, on the elastic cosine about u_p: each instant and value to round-off."""
+    v0 = 1.0
+    data = run(tmp_path, free_vibration_study("exact", v0, 0.03))["a"]
+    events = data["events"]
+    kinds = [e[1].decode() for e in events]
+    assert kinds[:3] == ["yield", "unload", "yield"], kinds
+    w, wt = math.sqrt(K / MASS), math.sqrt(KT / MASS)
+    t1 = math.asin(w * UY / v0) / w
+    v1 = math.sqrt(v0 ** 2 - (w * UY) ** 2)
+    xc = UY - FY / KT
+    amplitude = math.hypot(UY - xc, v1 / wt)
+    x_max = xc + amplitude
+    t2 = t1 + (math.pi / 2 - math.atan2(UY - xc, v1 / wt)) / wt
+    f_max = FY + KT * (x_max - UY)
+    up = x_max - f_max / K
+    hh = K * KT / (K - KT)
+    f_back = hh * up - FY
+    t3 = t2 + math.acos(f_back / f_max) / w
+    assert events[0][0] == pytest.approx(t1, rel=1e-12)
+    assert events[1][0] == pytest.approx(t2, rel=1e-12)
+    assert events[2][0] == pytest.approx(t3, rel=1e-12)
+    t, x = data["time"], data["displacement"][:, 0]
+    between = (t > t2) & (t < t3)
+    assert np.max(np.abs(x[between] - (up + f_max / K * np.cos(w * (t[between] - t2))))) \
+        < 1e-12 * x_max
+    force = data["links/pl/force"]
+    assert np.max(force[t < t3]) <= f_max * (1 + 1e-12)
+    assert data["links/pl/plastic_elongation"][between] == pytest.approx(up, rel=1e-12)
+    # the plastic work is counted in the balance (0.5 J in, none lost elsewhere)
+    total = sum(data[f"energy/{k}"] for k in ("kinetic", "potential", "link_energy",
+                                                "dissipated"))
+    assert np.max(np.abs(total - 0.5 * MASS * v0 ** 2)) < 1e-12
+    assert data["energy/dissipated"][-1] == pytest.approx(data["links/pl/dissipated"][-1],
+                                                          rel=1e-12)
+
+
 IMPLICIT = [key for key in PHYSICAL if key[1] in ("newmark", "hht", "central_difference")]
 
 

@@ -262,8 +262,10 @@ class ExactScheme(Scheme):
     def _slot(self, ph, stretch, stop):
         """The row of the closed form of phase ph on the stretch of the loads from t in the
         table of forms (``exact_pieces``), built when the phase is first met on the stretch;
-        -1 when the phase or its loads do not allow it."""
-        if ph.imposed_rows or not ph.constant_forcing_only or ph.friction:
+        -1 when the phase or its loads do not allow it (the pieces count the links' dampers
+        and the evolving contacts' dashpots, ``stretch``, not a law's other dissipation, Ql:
+        a plastic flow's work)."""
+        if ph.imposed_rows or not ph.constant_forcing_only or ph.friction or np.any(ph.Ql):
             return -1
         if stretch != self._stretch or len(self._table.index) >= MAX_FORMS:
             self._table = empty_table(self.P.shape[0])

@@ -38,7 +38,7 @@ from fem.integrators.kernels import (DIVERGED, DONE, EL, EV_IMPACT, EV_SEPARATIO
 from fem.laws.columns import G0, MODE, PDOT
 from fem.linalg import NO, YES
 from fem.links.law import (JACOBIAN, normal_violated, set_bond, stored_energy,
-                           switch_normal)
+                           switch_normal, switches_normal)
 from fem.links.law import internal as internal_variable
 
 #: statuses of ``run_pieces`` besides DONE (the end of the stretch), EVENT (an event for the
@@ -449,7 +449,7 @@ def run_piece(f, t0, span, skip_start, times, Wk, archive, knot, out, row, P, ki
         size = max(size, abs(cv[k, G0]))
     if not cv[c, G0 + g] <= 1e-9 * size:
         return DONE, knot, row, e, t1
-    if not internal or g != 0 or s_end <= 0.0:
+    if not internal or g != 0 or s_end <= 0.0 or not switches_normal(P, c):
         return EVENT, knot, row, e, t1
     status = shock_event(P, kin, ops, buf, x, w, c, t1, sc, mdiag, mfull, log, cascade)
     return status, knot, row, e, t1
@@ -525,7 +525,7 @@ def shock_event(P, kin, ops, buf, cur, w, c, t, sc, mdiag, mfull, log, cascade):
         changed = False
         d = buf.DB[cur]
         for k in range(cv.shape[0]):
-            if normal_violated(P, k, cv, d):
+            if switches_normal(P, k) and normal_violated(P, k, cv, d):
                 _switch(P, k, cv, d, t, log)
                 changed = True
                 break

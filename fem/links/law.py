@@ -137,6 +137,15 @@ def switch_normal(P, c, cv, d):
 
 
 @numba.njit(cache=True, nogil=True)
+def switches_normal(P, c):
+    """Whether the event of contact c's normal function G0 is the shock's switch (it opens,
+    or closes: ``switch_normal``), which the exact scheme's pieces may take themselves; any
+    other law's event goes to its handlers at instants (``fem.laws.contract``)."""
+    kind = int(P[c, KIND])
+    return kind == PLANE or kind == CIRCLE or kind == FORCE_CURVE
+
+
+@numba.njit(cache=True, nogil=True)
 def normal_violated(P, c, cv, d):
     """Whether contact c's normal function is below zero beyond its round-off at link
     displacements d (``fem.laws.shock.normal_round_off``): its mode must change at the
