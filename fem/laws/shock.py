@@ -435,7 +435,26 @@ def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
                 decided.discard(c)
             if changed:
                 return True
+        elif g == 1 and records and cv[c, MODE] == STICK and cv[c, G1] <= tols[1] \
+                and stick_slip.is_friction(scheme.P, cv, c):
+            if at_limit(scheme, c, records, decided):
+                return True
     return False
+
+
+def at_limit(scheme, c: int, records: list, decided: set) -> bool:
+    """A sticking contact c at its limit (its friction function at zero within round-off)
+    when another contact changed at this instant: Coulomb's law decides whether it can still
+    hold what it must now (contacts on one body reach their limit together: the first one
+    decided slips, which leaves the others more than they can hold). It slips if it cannot
+    (returns True); if it can, it keeps its spring as it is (its force does not jump)."""
+    decision = stick_slip.decide(scheme, c)
+    if decision.mode == STICK:
+        return False
+    decided.add(c)
+    kind = stick_slip.take(scheme, c, decision)
+    records.append(record(scheme.t, kind, scheme.links.link_of(c), detail(scheme, c)))
+    return True
 
 
 def after_settle(scheme, contacts, records: list) -> bool:
