@@ -191,3 +191,25 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:      # hypothesis is a test dependency; its tests skip without it
     pass
+
+
+def two_masses_toml(m1: float, m2: float, what: str, value: float) -> str:
+    """Nodes A and B on X (1 m apart), DX only, masses m1 and m2, and the initial ``what``
+    ("displacement" or "velocity") DX = value of A: the start of a study of two bodies that
+    interact through a link between them."""
+    return f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+B = [1.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["A"]
+mass = {m1!r}
+[[discrete]]
+nodes = ["B"]
+mass = {m2!r}
+[[initial]]
+nodes = ["A"]
+{what} = {{ DX = {value!r} }}
+"""

@@ -35,7 +35,7 @@ def check_matrix(head, rows, notes):
     """A link-feature matrix read back from its text: head titles, rows of (basis, scheme,
     cells), notes {number: reason}. Each cell is "yes" or "no (k)" with reason k the row's."""
     assert head == ["basis", "scheme", *(catalog.FEATURE_TITLES[f] for f in catalog.FEATURES)]
-    assert len(catalog.FEATURES) == 16 and len(rows) == len(catalog.SCHEMES) == 14
+    assert len(catalog.FEATURES) == 19 and len(rows) == len(catalog.SCHEMES) == 14
     assert [(basis, scheme) for basis, scheme, _ in rows] == list(catalog.SCHEMES)
     used = set()
     for basis, scheme, cells in rows:

@@ -25,7 +25,8 @@ SCANNED = sorted([*(ROOT / "integrators").glob("*.py"), *(ROOT / "exact").glob("
 GENERIC = {"BLK", "KIND", "DIR", "PEN", "PDOT", "MODE", "ACT", "G0", "G1", "NG", "NP", "NV",
            "NA", "ARCHIVED", "ENN", "ENT", "SLIPW", "FREE", "OPEN", "STICK", "SLIP", "BONDED"}
 LAW_NAMES = {"shock", "impact", "maxwell", "damper", "plastic", "bouc_wen", "friction",
-             "stick_slip", "shock_columns", "axial", "isolator", "pendulum", "anti_seismic"}
+             "stick_slip", "shock_columns", "axial", "isolator", "pendulum", "anti_seismic",
+             "force_curve", "force_function", "postfix", "obstacle", "buckling"}
 
 def law_columns() -> set[str]:
     names = {n for n in vars(columns) if n.isupper() and not n.startswith("_")}
@@ -53,7 +54,8 @@ def named(path: Path) -> list[str]:
             # a test on a law's name (event kinds such as "impact" are not law names)
             for side in [node.left, *node.comparators]:
                 if isinstance(side, ast.Constant) and side.value in (
-                        "shock", "impact", "maxwell", "damper", "bouc_wen", "isolator"):
+                        "shock", "impact", "maxwell", "damper", "bouc_wen", "isolator",
+                        "force_curve", "force_function", "buckling"):
                     found.append(repr(side.value))
     return found
 

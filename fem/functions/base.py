@@ -46,6 +46,12 @@ class TimeFunction(abc.ABC):
     #: Beyond it :meth:`derivative` differences the highest exact one (see
     #: :meth:`_difference`).
     exact_order: float = 1
+    #: the variables it is a function of: time (an expression may instead name the variables
+    #: of a link's force law, ``fem.functions.expression``)
+    variables: tuple = ("t",)
+    #: whether it is the force law of a link (an expression of u and v), not a function of
+    #: time
+    of_force: bool = False
 
     def __init__(self, name: str):
         self.name = str(name)

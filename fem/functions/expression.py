@@ -12,7 +12,7 @@ import math
 from fem.errors import FunctionError
 from fem.functions.base import TimeFunction
 from fem.functions.expression_derivative import _derivative_graph
-from fem.functions.expression_graph import _T, _const, _make, _Node, _Program
+from fem.functions.expression_graph import _T, _const, _make, _Node, _Program, _topological
 
 #: Longest accepted expression text, in characters.
 MAX_EXPRESSION_LENGTH = 2000
@@ -28,7 +28,14 @@ _FUNCTIONS = {
     "where": 3, "heaviside": 1,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
-_ALLOWED_NAMES = ", ".join(["t", *_CONSTANTS, *_FUNCTIONS])
+#: the variables of an expression: the time t (s) of a function of time; the displacement u
+#: (m) and the velocity v (m/s) of a dof, the variables of the force law of a link
+#: (kind = "force_function"), which a function of time may not use
+VARIABLES = ("t", "u", "v")
+#: the variables of a link's force law
+FORCE_VARIABLES = ("u", "v")
+_ALLOWED_NAMES = (", ".join(["t", *_CONSTANTS, *_FUNCTIONS])
+                  + "; u and v in the force law of a link")
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
            ast.Mod: "mod"}
@@ -50,6 +57,10 @@ _CONSTRUCTS = {
     ast.Yield: "yield", ast.YieldFrom: "yield",
 }
 _HINTS = {ast.IfExp: "; use where(c, a, b)", ast.BoolOp: "; use where, min, max or comparisons"}
+
+
+#: the nodes of the variables u and v (shared, as t's)
+_VARIABLE = {name: _Node(name) for name in FORCE_VARIABLES}
 
 
 class _Compiler:
@@ -138,6 +149,8 @@ class _Compiler:
     def name(self, node: ast.Name) -> _Node:
         if node.id == "t":
             return _T
+        if node.id in FORCE_VARIABLES:
+            return _VARIABLE[node.id]
         if node.id in _CONSTANTS:
             return _const(_CONSTANTS[node.id])
         if node.id in _FUNCTIONS:
@@ -209,6 +222,12 @@ class Expression(TimeFunction):
     (abs, min, max, where, floor, ...) a derivative takes one of the one-sided values, and
     it is 0 for steps and comparisons (their impulses are not represented).
 
+    The names ``u`` and ``v`` make the expression the force law of a link (kind =
+    "force_function"): a force (N) as a function of a dof's displacement u (m) and velocity
+    v (m/s), which that link evaluates itself (``fem.laws.force_function``). Such an
+    expression is not a function of time: calling it raises :class:`FunctionError`, and the
+    study reader refuses it where a function of time is expected.
+
     Parameters
     ----------
     name : str
@@ -218,6 +237,8 @@ class Expression(TimeFunction):
     Attributes
     ----------
     text : str
+    variables : tuple of str
+        The variables the expression uses, among ``VARIABLES`` (t, u, v), in that order.
     """
 
     kind = "expression"
@@ -228,18 +249,40 @@ class Expression(TimeFunction):
         root = _Compiler(f"functions.{self.name}.expression").compile(text)
         self.text = text
         self.graph = root
+        used = {node.op for node in _topological(root)}
+        self.variables = tuple(name for name in VARIABLES if name in used)
+        if self.of_force:
+            return
         self._value = _Program(root)
         # graphs and programs of the derivatives of order 1, 2, ...
         self._derivative_graphs = [_derivative_graph(root)]
         self._derivative_programs = [_Program(self._derivative_graphs[0])]
 
+    @property
+    def of_force(self) -> bool:
+        """Whether the expression names u or v: the force law of a link, not a function of
+        time."""
+        return any(name in FORCE_VARIABLES for name in self.variables)
+
+    def _not_of_time(self):
+        names = " and ".join(n for n in self.variables if n in FORCE_VARIABLES)
+        raise FunctionError(f"function '{self.name}' is an expression of {names}: the force "
+                            f"law of a link (kind = \"force_function\"), not a function of "
+                            f"time")
+
     def _evaluate(self, t):
+        if self.of_force:
+            self._not_of_time()
         return self._value.run(t)
 
     def _derivative(self, t):
+        if self.of_force:
+            self._not_of_time()
         return self._derivative_programs[0].run(t)
 
     def _higher_derivative(self, t, order):
+        if self.of_force:
+            self._not_of_time()
         graphs, programs = self._derivative_graphs, self._derivative_programs
         while len(programs) < order:
             graphs.append(_derivative_graph(graphs[-1]))

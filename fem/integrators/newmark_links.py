@@ -23,6 +23,29 @@ SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def laws_at(P, Dut, Dvt, y, bd, gd, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, dt):
+    """The laws (with their derivatives) at the link accelerations y of an iteration:
+    d = Dut + beta dt^2 y, d' = Dvt + gamma dt y, the modes ``mask`` imposed where >= 0."""
+    for r in range(y.size):
+        d[r] = Dut[r] + bd * y[r]
+        dd[r] = Dvt[r] + gd * y[r]
+    evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1], dt)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def hold_changing(P, mask, cv_old, cv_new):
+    """After HOLD_AFTER iterations without a consistent mode set (a force that jumps where
+    p = 0): the contacts that keep changing keep their mode over this step, and change at the
+    next one; returns whether any did (the laws are then evaluated again)."""
+    held = False
+    for c in range(P.shape[0]):
+        if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
+            mask[c] = cv_old[c, MODE]
+            held = True
+    return held
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     """The link accelerations y and bond forces of the step (module docstring); returns the
     number of iterations, or -1 when no consistent mode set is found.
@@ -87,17 +110,9 @@ def solve_links(dt, co, Wa, act, slot, P, s0, s1, wk, flags):
     held = False
     it = 0
     while it < MAX_ITERATIONS:
-        for r in range(m3):
-            d[r] = Dut[r] + bd * y[r]
-            dd[r] = Dvt[r] + gd * y[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1], dt)
+        laws_at(P, Dut, Dvt, y, bd, gd, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, dt)
         if it >= HOLD_AFTER and not held:
-            # no consistent mode set (a force that jumps where p = 0): the contacts that keep
-            # changing keep their mode over this step, and change at the next one
-            for c in range(P.shape[0]):
-                if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
-                    mask[c] = cv_old[c, MODE]
-                    held = True
+            held = hold_changing(P, mask, cv_old, cv_new)
             if held:
                 continue
         for k in range(nr):

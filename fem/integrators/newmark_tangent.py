@@ -49,10 +49,8 @@ import scipy.sparse as sp
 
 from fem.integrators.kernels import csr_product
 from fem.integrators.newmark_links import (HOLD_AFTER, MAX_ITERATIONS, SMALLEST_NORMAL,
-                                           TOLERANCE)
+                                           TOLERANCE, hold_changing, laws_at)
 from fem.linalg import NO, YES, banded_solve_into, banded_sum_factor
-from fem.links.law import JACOBIAN, evaluate
-from fem.laws.columns import MODE
 
 #: the number of links from which a step takes the whole system's Newton iteration (when the
 #: links allow it): below, the condensed system on the links is small and cheaper
@@ -269,17 +267,9 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     Jd, Jv = tg.Jd2[w], tg.Jv2[w]
     held = False
     while it < MAX_ITERATIONS:
-        for r in range(m3):
-            d[r] = Dut[r] + bd * y[r]
-            dd[r] = Dvt[r] + gd * y[r]
-        evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, JACOBIAN[1], dt)
+        laws_at(P, Dut, Dvt, y, bd, gd, d, dd, cv_old, cv_new, phi, Jd, Jv, mask, dt)
         if it >= HOLD_AFTER and not held:
-            # no consistent mode set: the contacts that keep changing keep their mode over
-            # this step (``fem.integrators.newmark_links``)
-            for c in range(P.shape[0]):
-                if mask[c] < 0.0 and cv_new[c, MODE] != cv_old[c, MODE]:
-                    mask[c] = cv_old[c, MODE]
-                    held = True
+            held = hold_changing(P, mask, cv_old, cv_new)
             if held:
                 continue
         for r in range(m3):

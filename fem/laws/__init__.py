@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.laws import bouc_wen, damper, impact, isolator, maxwell, plastic, shock
+from fem.laws import (bouc_wen, buckling, damper, force_curve, force_function, impact,
+                      isolator, maxwell, plastic, shock)
 from fem.laws.columns import SHARED_P, SHARED_V
 from fem.laws.contract import Feature, Instants, Law, Series
 
@@ -20,7 +21,9 @@ __all__ = ["Feature", "Law", "Series", "LAWS", "KINDS", "FEATURES", "NP", "NV", 
 
 #: the law modules, by kind, in the order of the catalog's matrix
 _MODULES = {"shock": shock, "impact": impact, "maxwell": maxwell, "damper": damper,
-            "plastic": plastic, "bouc_wen": bouc_wen, "isolator": isolator}
+            "plastic": plastic, "bouc_wen": bouc_wen, "isolator": isolator,
+            "force_curve": force_curve, "force_function": force_function,
+            "buckling": buckling}
 
 LAWS: tuple[Law, ...] = tuple(m.LAW for m in _MODULES.values())
 KINDS = tuple(_MODULES)

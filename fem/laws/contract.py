@@ -9,6 +9,11 @@ dispatch, ``fem.links.law``), it declares:
 * ``read(t, p, components)``: reads its study keys from the block's table ``t``
   (``fem.validate.Table``) into the parameters ``p``, with their checks (the reader reads
   ``kind``, ``name``, ``nodes`` and ``support`` itself; ``components``: the model's);
+* optionally ``read_functions(t, p, functions)``: reads the keys that name the study's
+  functions (``[functions]``, already built: ``functions`` by name), after ``read``; and
+  ``function_roles(data, where)``: (function name, what the law makes of it) for each
+  function the raw block ``data`` names, which the reader adds to the message of an error
+  in that function (read before the links);
 * ``needed(p, where)``: the features of ``LAW`` a link with parameters ``p`` needs, with the
   key path that asks for each (the scheme catalog refuses a feature its scheme cannot run);
 * ``directions(p)``: (key, unit vector, how): "along", the vector must lie in the model's

@@ -60,6 +60,33 @@ def _project(P, c, n0, n1, n2, v0, v1, v2):
     return v0 - a * n0, v1 - a * n1, v2 - a * n2
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def stuck(P, c, cv_new, fmag, stored, fplus):
+    """The values of friction contact c sticking: its spring's force magnitude and stored
+    energy, no slip, and its event function, the margin mu_s F_n - |f| to the limit."""
+    cv_new[c, MODE] = STICK
+    cv_new[c, FTM] = fmag
+    cv_new[c, ENT] = stored
+    cv_new[c, VSL] = 0.0
+    cv_new[c, G1] = P[c, MUS] * fplus - fmag
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def slide_direction(mode, f0, f1, f2, fmag, s0, s1, s2, v0, v1, v2, speed, follow):
+    """(e, x) of a sliding friction contact: e the direction its friction force acts along
+    over the step, x the sliding direction kept for the next. The law deciding (``mode`` < 0,
+    return mapping): both along the trial force f (the committed direction s where f = 0).
+    The mode imposed: e = s over the step, and x the sliding velocity's direction where the
+    slide goes on along s (and ``follow``: not a unidirectional friction), else s."""
+    if mode < 0:
+        if fmag > 0.0:
+            return f0 / fmag, f1 / fmag, f2 / fmag, f0 / fmag, f1 / fmag, f2 / fmag
+        return s0, s1, s2, s0, s1, s2
+    if follow and speed > 0.0 and v0 * s0 + v1 * s1 + v2 * s2 > 0.0:
+        return s0, s1, s2, v0 / speed, v1 / speed, v2 / speed
+    return s0, s1, s2, s0, s1, s2
+
+
 @numba.njit(cache=True, nogil=True)
 def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, jac, mode):
     """Friction of closed contact c (see the module docstring): adds its force to phi and its
@@ -100,30 +127,14 @@ def tangential(P, c, b, o, d, dd, fn, n0, n1, n2, cv_old, cv_new, phi, Jd, Jv, j
                     pt = _pt(P, c, n0, n1, n2, q, s)
                     Jd[b, q, s] -= kt * pt
                     Jv[b, q, s] -= ct * pt
-        cv_new[c, MODE] = STICK
-        cv_new[c, FTM] = fmag
-        cv_new[c, ENT] = 0.5 * kt * (de0 * de0 + de1 * de1 + de2 * de2)
-        cv_new[c, VSL] = 0.0
-        cv_new[c, G1] = P[c, MUS] * fplus - fmag
+        stuck(P, c, cv_new, fmag, 0.5 * kt * (de0 * de0 + de1 * de1 + de2 * de2), fplus)
         return
     # sliding: the direction e of the slip, held over the step when the mode is imposed (the
     # direction of the sliding velocity is taken for the next step)
     s0, s1, s2 = cv_old[c, SDIR], cv_old[c, SDIR + 1], cv_old[c, SDIR + 2]
-    if mode < 0:
-        # return mapping: along the trial force
-        if fmag > 0.0:
-            e0, e1, e2 = f0 / fmag, f1 / fmag, f2 / fmag
-        else:
-            e0, e1, e2 = s0, s1, s2
-        x0, x1, x2 = e0, e1, e2
-    else:
-        e0, e1, e2 = s0, s1, s2
-        vmag = math.sqrt(vt0 * vt0 + vt1 * vt1 + vt2 * vt2)
-        along = vt0 * s0 + vt1 * s1 + vt2 * s2
-        if P[c, UNI] < 0.5 and vmag > 0.0 and along > 0.0:
-            x0, x1, x2 = vt0 / vmag, vt1 / vmag, vt2 / vmag
-        else:
-            x0, x1, x2 = e0, e1, e2
+    vmag = math.sqrt(vt0 * vt0 + vt1 * vt1 + vt2 * vt2)
+    e0, e1, e2, x0, x1, x2 = slide_direction(mode, f0, f1, f2, fmag, s0, s1, s2, vt0, vt1, vt2,
+                                             vmag, P[c, UNI] < 0.5)
     force = mu * fplus
     slip_rate = e0 * vt0 + e1 * vt1 + e2 * vt2
     old_along = s0 * vt0 + s1 * vt1 + s2 * vt2

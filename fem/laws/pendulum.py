@@ -59,7 +59,7 @@ import math
 
 import numba
 
-from fem.laws import shock_columns
+from fem.laws import friction, shock_columns
 from fem.laws.columns import (ACT, BLK, DIR, ENN, ENT, FDN, FN, FTM, G0, G1, KIND, LAM, MODE,
                               NRM, OPEN, PDOT, PEN, SLIP, SLIPW, STICK, VSL, own)
 
@@ -240,28 +240,14 @@ def _friction(P, c, b, o, d, dd, load, g0, g1, g2, v0, v1, v2, cv_old, cv_new, p
             for q in range(3):
                 for s in range(3):
                     Jd[b, q, s] -= kt * ((1.0 if q == s else 0.0) - nn[q] * nn[s])
-        cv_new[c, MODE] = STICK
-        cv_new[c, FTM] = fmag
-        cv_new[c, ENT] = 0.5 * kt * (de0 * de0 + de1 * de1 + de2 * de2)
-        cv_new[c, VSL] = 0.0
-        cv_new[c, G1] = P[c, MUS] * fplus - fmag
+        friction.stuck(P, c, cv_new, fmag, 0.5 * kt * (de0 * de0 + de1 * de1 + de2 * de2),
+                       fplus)
         return
     s0, s1, s2 = cv_old[c, SDIR], cv_old[c, SDIR + 1], cv_old[c, SDIR + 2]
-    if mode < 0:
-        # return mapping: along the trial force
-        if fmag > 0.0:
-            e0, e1, e2 = f0 / fmag, f1 / fmag, f2 / fmag
-        else:
-            e0, e1, e2 = s0, s1, s2
-        y0, y1, y2 = e0, e1, e2
-    else:
-        # held over the step; the direction of the sliding velocity is taken for the next
-        e0, e1, e2 = s0, s1, s2
-        along = v0 * s0 + v1 * s1 + v2 * s2
-        if speed > 0.0 and along > 0.0:
-            y0, y1, y2 = v0 / speed, v1 / speed, v2 / speed
-        else:
-            y0, y1, y2 = e0, e1, e2
+    # return mapping along the trial force, or held over the step (the direction of the
+    # sliding velocity taken for the next)
+    e0, e1, e2, y0, y1, y2 = friction.slide_direction(mode, f0, f1, f2, fmag, s0, s1, s2, v0,
+                                                      v1, v2, speed, True)
     force = mu * fplus
     w0, w1, w2 = force * e0, force * e1, force * e2
     phi[o] -= w0

@@ -30,7 +30,8 @@ import math
 import numba
 import numpy as np
 
-from fem.laws import friction, stick_slip
+from fem.laws import friction, obstacle, stick_slip
+from fem.laws.obstacle import read_geometry
 from fem.laws.columns import (A_ACT, A_FN, A_FTM, A_PEN, A_VSL, ACT, BLK, CIRCLE, DIR, ENN, ENT,
                               FDN, FN, FTM, G0, G1, GAP, KIND, MODE, NRM, OPEN, PDOT, PEN, PLANE,
                               RELEASE_FORCE, RELEASE_GAP, SLIP, SLIPW, STICK, VSL)
@@ -212,23 +213,7 @@ LAW = Law(
 
 def read(t, p: dict, components=()) -> None:
     """The keys of a shock link (docs/study_format.md)."""
-    p["obstacle"] = t.str("obstacle", "plane", choices=("plane", "circle", "two_planes"))
-    normal = t.float_list("normal", None, length=3)
-    axis = t.float_list("axis", None, length=3)
-    if p["obstacle"] == "circle":
-        if axis is None:
-            raise t.error("axis", "a circular obstacle needs its axis")
-        p["axis"] = t.direction("axis")
-        if normal is not None:
-            raise t.error("normal", "does not apply to a circular obstacle (give axis)")
-        p["gap"] = t.float("gap", positive=True)       # the radius of the hole
-    else:
-        if normal is None:
-            raise t.missing("normal")
-        p["normal"] = t.direction("normal")
-        if axis is not None:
-            raise t.error("axis", "only applies to a circular obstacle")
-        p["gap"] = t.float("gap")
+    read_geometry(t, p)
     p["stiffness"] = t.float("stiffness", positive=True)
     p["damping"] = t.float("damping", 0.0, min=0.0)
     p["release"] = t.str("release", "force", choices=("force", "gap"))
@@ -294,12 +279,7 @@ def needed(p: dict, where: str) -> list:
     return out
 
 
-def directions(p: dict) -> list:
-    """(key, vector, how): a plane's normal lies "along" the model's translations; a circle's
-    axis needs a translation "across" it (the node moves in the hole's plane)."""
-    if p["obstacle"] == "circle":
-        return [("axis", p["axis"], "across")]
-    return [("normal", p["normal"], "along")]
+directions = obstacle.directions
 
 
 def rows(p: dict, nodes: int = 2) -> list:

@@ -38,9 +38,11 @@ constraint the scheme solves and whose impact is a velocity jump (``fem.laws.imp
 ``MAXWELL`` elements (``fem.laws.maxwell``), ``DAMPER`` dashpots (``fem.laws.damper``),
 ``PLASTIC`` elasto-plastic springs (``fem.laws.plastic``), ``BOUC_WEN`` hysteretic springs
 (``fem.laws.bouc_wen``), the isolators' ``PENDULUM`` friction pendulum bearings
-(``fem.laws.pendulum``) and ``ANTI_SEISMIC`` devices (``fem.laws.anti_seismic``). Adding a law
-is its module, its
-registry row (``fem.laws``) and a branch here.
+(``fem.laws.pendulum``) and ``ANTI_SEISMIC`` devices (``fem.laws.anti_seismic``),
+``FORCE_CURVE`` contacts whose force is a curve of the penetration
+(``fem.laws.force_curve``), ``FORCE_FUNCTION`` forces that are functions of a dof's motion
+(``fem.laws.force_function``), ``BUCKLING`` supports that buckle (``fem.laws.buckling``).
+Adding a law is its module, its registry row (``fem.laws``) and a branch here.
 """
 
 from __future__ import annotations
@@ -48,11 +50,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fem.laws import (EVENTFUL, anti_seismic, bouc_wen, damper, friction, impact, maxwell,
-                      pendulum, plastic, shock)
+from fem.laws import (EVENTFUL, anti_seismic, bouc_wen, buckling, damper, force_curve,
+                      force_function, friction, impact, maxwell, pendulum, plastic, shock)
 from fem.laws.anti_seismic import ANTI_SEISMIC
 from fem.laws.bouc_wen import BOUC_WEN
+from fem.laws.buckling import BUCKLING
 from fem.laws.damper import DAMPER
+from fem.laws.force_curve import FORCE_CURVE
+from fem.laws.force_function import FORCE_FUNCTION, USES_V
+from fem.laws.force_function import VELOCITY as FF_VELOCITY
 from fem.laws.maxwell import MAXWELL
 from fem.laws.pendulum import BEARING, PENDULUM, ROLE
 from fem.laws.plastic import PLASTIC
@@ -101,6 +107,12 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
                 pendulum.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == ANTI_SEISMIC:
             anti_seismic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == FORCE_CURVE:
+            force_curve.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+        elif kind == FORCE_FUNCTION:
+            force_function.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+        elif kind == BUCKLING:
+            buckling.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
             impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
         else:
@@ -188,7 +200,7 @@ def dense_normal(P, c, closed):
     element without events, a law whose event functions depend on its internal state: their
     crossings are found at the steps' ends)."""
     kind = int(P[c, KIND])
-    if kind == PLANE or kind == CIRCLE:
+    if kind == PLANE or kind == CIRCLE or kind == FORCE_CURVE:
         return True
     if kind == PENDULUM:
         return P[c, ROLE] == BEARING
@@ -199,12 +211,16 @@ def dense_normal(P, c, closed):
 def normal_at(P, c, closed, x0, x1, x2, r0, r1, r2):
     """The normal function G0 of contact c at the link displacement (x0, x1, x2) and rate
     (r0, r1, r2): +-chi of a shock contact (positive while its mode holds), the gap of an
-    open rigid contact, +-p of a pendulum bearing (``fem.laws.pendulum.normal_at``)."""
+    open rigid contact, +-p of a pendulum bearing (``fem.laws.pendulum.normal_at``), +-p of a
+    force-curve contact (``fem.laws.force_curve``)."""
     if int(P[c, KIND]) == PENDULUM:
         return pendulum.normal_at(P, c, closed, x0, x1, x2, r0, r1, r2)
     p, pd, n0, n1, n2, rho = shock.kinematics(P, c, x0, x1, x2, r0, r1, r2)
-    if int(P[c, KIND]) == RIGID:
+    kind = int(P[c, KIND])
+    if kind == RIGID:
         return -p
+    if kind == FORCE_CURVE:
+        return p if closed else -p
     fn, chi = shock.normal_force(P, c, p, pd)
     return chi if closed else -chi
 
@@ -218,7 +234,7 @@ def armed_by_rate(P, cv, c):
     if kind == PENDULUM:
         if P[c, ROLE] != BEARING:
             return False
-    elif kind != PLANE and kind != CIRCLE and kind != RIGID:
+    elif kind != PLANE and kind != CIRCLE and kind != RIGID and kind != FORCE_CURVE:
         return False
     g = cv[c, G0]
     if g > 0.0 or g < -1e-12 * (abs(P[c, GAP]) + 1e-3):
@@ -239,7 +255,8 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
     circle, p is convex in d and changes by at most |I - a a^T|_2 |delta|_1 <= (1 + |a|^2)
     |delta|_1 when d changes by delta, so p <= max(p0, p1) + that bound on the terms in d'.
     Closed contacts are bounded only for a plane whose function is p itself (no damper, or
-    release at the gap). An element without events always holds. A pendulum bearing's
+    release at the gap), as a force-curve contact's is (its breakpoints' function G1 is
+    tested at the step's ends). An element without events always holds. A pendulum bearing's
     compression |u|^2 / (2 R) - a . d is not linear in d: it is sampled (its record row and an
     anti-seismic device have no events)."""
     kind = int(P[c, KIND])
@@ -247,6 +264,8 @@ def mode_holds(P, c, closed, cv0, cv1, dd0, dd1, h, o):
         return True
     if kind == PENDULUM:
         return P[c, ROLE] != BEARING
+    if kind == FORCE_CURVE:
+        return sign_kept(closed, cv0[c, PEN], cv1[c, PEN], cv0[c, PDOT], cv1[c, PDOT], h)
     if kind != PLANE and kind != CIRCLE and kind != RIGID:
         return False
     if kind == PLANE:
@@ -288,10 +307,15 @@ evaluate_inline = numba.njit(cache=True, nogil=True, inline="always")(evaluate.p
 def rate_free(P):
     """Whether no contact's force depends on the rate d' (``fem.links.traits`` compiled: a
     rigid contact's bond force depends on the acceleration only; a shock contact's on its
-    dampers and friction; any other law's is taken to)."""
+    dampers and friction; a force-curve contact's never; a force function's when its
+    function depends on v; any other law's is taken to)."""
     for c in range(P.shape[0]):
         kind = int(P[c, KIND])
-        if kind == RIGID:
+        if kind == RIGID or kind == FORCE_CURVE:
+            continue
+        if kind == FORCE_FUNCTION:
+            if P[c, USES_V] != 0.0:
+                return False
             continue
         if kind != PLANE and kind != CIRCLE:
             return False
@@ -306,12 +330,15 @@ def refresh_rates(P, dd, cv):
     """The law at new rates dd when its forces do not depend on them (``rate_free``, or the
     direct loop's contacts): the rate of the penetration (column PDOT), and for a sliding
     contact its slip rate e . Pt d' (e the sliding direction), which is also its friction
-    event function G1; the rest of cv unchanged."""
+    event function G1; for a force function, its archived velocity; the rest of cv
+    unchanged."""
     for c in range(P.shape[0]):
         o = 3 * int(P[c, BLK])
         n0, n1, n2 = cv[c, NRM], cv[c, NRM + 1], cv[c, NRM + 2]
         cv[c, PDOT] = n0 * dd[o] + n1 * dd[o + 1] + n2 * dd[o + 2]
         kind = int(P[c, KIND])
+        if kind == FORCE_FUNCTION:
+            cv[c, FF_VELOCITY] = cv[c, PDOT]
         if cv[c, MODE] == SLIP and (kind == PLANE or kind == CIRCLE):
             t0, t1, t2 = friction._project(P, c, n0, n1, n2, dd[o], dd[o + 1], dd[o + 2])
             slip = cv[c, SDIR] * t0 + cv[c, SDIR + 1] * t1 + cv[c, SDIR + 2] * t2

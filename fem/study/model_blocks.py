@@ -10,7 +10,7 @@ from fem.errors import StudyError
 from fem.study.specs import (COMPONENTS, FORCE_COMPONENTS, LINK_KINDS, ROTATIONS, DiscreteSpec,
                              ImposedSpec, InitialSpec, LinkSpec, LoadSpec, MeshSpec,
                              RayleighSpec, RelationSpec, Targets)
-from fem.study.support_blocks import link_support
+from fem.study.support_blocks import link_support, not_of_time
 from fem.errors import path_problem, shown_path
 from fem.validate import Table, check_float, check_float_list
 
@@ -71,7 +71,10 @@ def _mesh(t: Table, base: Path) -> MeshSpec:
                     cell_groups=groups["cell_groups"])
 
 
-def _functions(t: Table | None, base: Path) -> dict:
+def _functions(t: Table | None, base: Path, roles=None) -> dict:
+    """The study's functions. ``roles``: for a function that a link reads as its force law,
+    what that law makes of it (``function_roles``), added to the message of an error."""
+    from fem.errors import FunctionError
     from fem.functions import build_function
 
     if t is None:
@@ -81,8 +84,29 @@ def _functions(t: Table | None, base: Path) -> dict:
         t.used.add(name)
         if not isinstance(spec, dict):
             raise StudyError(f"functions.{name}: expected a table")
-        out[name] = build_function(name, spec, base)
+        try:
+            out[name] = build_function(name, spec, base)
+        except FunctionError as exc:
+            if roles and name in roles:
+                raise FunctionError(f"{exc}; {roles[name]}") from None
+            raise
     return out
+
+
+def function_roles(link_tables) -> dict:
+    """{function name: what a link's law makes of it} for the functions the ``[[link]]``
+    tables name as their laws' inputs (a law's optional ``function_roles(data, where)``),
+    read from the tables' raw data before the links are read (the functions come first)."""
+    roles: dict = {}
+    for t in link_tables:
+        kind = t.data.get("kind")
+        if not isinstance(kind, str) or kind not in laws.KINDS:
+            continue
+        of_law = getattr(laws.module(kind), "function_roles", None)
+        if of_law is not None:
+            for name, role in of_law(t.data, t.where):
+                roles.setdefault(name, role)
+    return roles
 
 
 def _function_ref(t: Table, functions: dict, key="function"):
@@ -90,6 +114,8 @@ def _function_ref(t: Table, functions: dict, key="function"):
     if name is not None and name not in functions:
         known = ", ".join(sorted(functions)) or "none defined"
         raise t.error(key, f"unknown function '{name}' (defined: {known})")
+    if name is not None and functions[name].of_force:
+        raise t.error(key, not_of_time(functions[name]))
     return name
 
 
@@ -237,15 +263,18 @@ def _initial(t: Table, components) -> InitialSpec:
     return InitialSpec(t.where, targets, fields["displacement"], fields["velocity"])
 
 
-def _link(t: Table, i, components, supports=()) -> LinkSpec:
+def _link(t: Table, i, components, supports=(), functions=None) -> LinkSpec:
     kind = t.str("kind", choices=LINK_KINDS)
     name = t.str("name", f"link{i + 1}")
     nodes = tuple(t.str_list("nodes"))
     if len(nodes) not in (1, 2) or (len(nodes) == 2 and nodes[0] == nodes[1]):
         raise t.error("nodes", "expected one node (against an obstacle) or two distinct nodes")
     p = {}
-    # the law reads its own keys (``fem.laws``)
-    laws.module(kind).read(t, p, components)
+    # the law reads its own keys (``fem.laws``), and those naming the study's functions
+    law = laws.module(kind)
+    law.read(t, p, components)
+    if hasattr(law, "read_functions"):
+        law.read_functions(t, p, functions or {})
     p["support"] = link_support(t, nodes, supports)
     t.done()
     return LinkSpec(t.where, name, kind, nodes, p)

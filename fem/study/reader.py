@@ -9,7 +9,7 @@ from fem.errors import StudyError
 from fem.study.analysis_blocks import (_analysis, _check_function_domains, _checks,
                                        _cross_check_analyses)
 from fem.study.model_blocks import (_discrete, _functions, _imposed, _initial, _link, _load,
-                                    _mesh, _rayleigh, _relation)
+                                    _mesh, _rayleigh, _relation, function_roles)
 from fem.study.spectral_blocks import spectra as design_spectra
 from fem.study.random_blocks import check_base_acceleration_functions
 from fem.study.specs import COMPONENTS, TRANSLATIONS, Study
@@ -111,7 +111,8 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
         components = tuple(c for c in COMPONENTS if c in comps)
         model_t.done()
 
-    functions = _functions(root.table("functions", None), base)
+    functions = _functions(root.table("functions", None), base,
+                           function_roles(root.tables("link")))
     discrete = tuple(_discrete(t, components) for t in root.tables("discrete"))
     imposed, relations = [], []
     for t in root.tables("constraint"):
@@ -125,7 +126,8 @@ def parse_study(data: dict, *, path: Path, source: str = "") -> Study:
     supports = tuple(support(t, i, components, functions)
                      for i, t in enumerate(root.tables("support")))
     unique_names(supports)
-    links = tuple(_link(t, i, components, supports) for i, t in enumerate(root.tables("link")))
+    links = tuple(_link(t, i, components, supports, functions)
+                  for i, t in enumerate(root.tables("link")))
     _unique([lk.name for lk in links], "link", "name")
     spectra = design_spectra(root.table("spectra", None))
     analyses = tuple(_analysis(t, i, loads, links, functions, base, spectra, supports)

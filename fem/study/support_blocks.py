@@ -48,6 +48,8 @@ def support(t: Table, i: int, components, functions) -> SupportSpec:
         if fn is None:
             known = ", ".join(sorted(functions)) or "none defined"
             raise StudyError(f"{key}: unknown function '{fname}' (defined: {known})")
+        if fn.of_force:
+            raise StudyError(f"{key}: {not_of_time(fn)}")
         if record == "acceleration" and fn.kind not in ("table", "record"):
             raise StudyError(f"{key}: an acceleration record must be a table or a file of "
                              f"points (function '{fname}' is an {fn.kind}), which fem "
@@ -91,6 +93,14 @@ def analysis_supports(t: Table, p: dict, supports) -> None:
     p["support_damping"] = t.str("support_damping", "coupled", choices=SUPPORT_DAMPING)
     if t.has("support_damping") and not p["supports"]:
         raise t.error("support_damping", "applies only to an analysis that drives supports")
+
+
+def not_of_time(fn) -> str:
+    """Why a force law (an expression of u and v) is refused where a function of time is
+    expected."""
+    names = " and ".join(n for n in fn.variables if n != "t")
+    return (f"function '{fn.name}' is an expression of {names}, the force law of a link "
+            f"(kind = \"force_function\"): a function of time t is expected here")
 
 
 def link_support(t: Table, nodes, supports) -> str | None:

@@ -13,7 +13,12 @@ Definitions (per link, over the window read):
 * max, mean, RMS normal force over the contact instants; impulse: trapezoidal integral of
   the normal force over time;
 * wear power: time average of ``|normal force| x |sliding velocity|``, available only when
-  the link archived ``sliding_velocity``.
+  the link archived ``sliding_velocity``;
+* buckling supports (a link with ``crush`` and ``buckled`` series): the residual crush, the
+  permanent crush at the last instant of the window; the instant of buckling, the link's
+  first ``buckling`` event when the events table has one (located events: the instant
+  itself), else the first archived instant whose ``buckled`` series is 1 (to the archive's
+  step); NaN when it did not buckle by the end of the window.
 """
 
 from __future__ import annotations
@@ -27,10 +32,10 @@ from postpro.errors import PostproError
 from postpro.jobs import common
 from postpro.results import BLOCK_ROWS
 
-IMPACT, SEPARATION, STICK = "impact", "separation", "stick"
+IMPACT, SEPARATION, STICK, BUCKLING = "impact", "separation", "stick", "buckling"
 HEADERS = ("link", "impacts", "shocks/s", "contact time [s]", "mean contact [s]",
            "max force [N]", "mean force [N]", "RMS force [N]", "impulse [N.s]",
-           "wear power [W]", "impacts from")
+           "wear power [W]", "residual crush [m]", "buckled at [s]", "impacts from")
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,9 @@ class LinkShocks:
 
     ``max_force``, ``mean_force`` and ``rms_force`` are NaN without contact instants;
     ``wear_power`` is None when the link has no sliding velocity series. ``source`` tells
-    where impacts and contact times come from: "events" or "series".
+    where impacts and contact times come from: "events" or "series". ``residual_crush`` (m)
+    and ``buckling_instant`` (s, NaN when it did not buckle) are those of a buckling support,
+    None for other links.
     """
 
     link: str
@@ -53,6 +60,8 @@ class LinkShocks:
     impulse: float
     wear_power: float | None
     source: str
+    residual_crush: float | None = None
+    buckling_instant: float | None = None
 
     @property
     def shocks_per_second(self) -> float:
@@ -104,7 +113,8 @@ def _number(value) -> str:
 def _cells(s: LinkShocks) -> list[str]:
     return [s.link, str(s.impacts), _number(s.shocks_per_second), _number(s.contact_time),
             _number(s.mean_contact_time), _number(s.max_force), _number(s.mean_force),
-            _number(s.rms_force), _number(s.impulse), _number(s.wear_power), s.source]
+            _number(s.rms_force), _number(s.impulse), _number(s.wear_power),
+            _number(s.residual_crush), _number(s.buckling_instant), s.source]
 
 
 def _trapezoid(t, y) -> float:
@@ -135,6 +145,9 @@ def link_shocks(analysis, name: str, start=None, end=None,
         raise PostproError(f"link '{name}' of analysis '{analysis.name}' has no 'normal_force' "
                            f"series (series: {', '.join(series) or 'none'})")
     wear = "sliding_velocity" in series
+    buckling = "crush" in series and "buckled" in series
+    crush = math.nan
+    buckled_at = math.nan
     previous = None  # last row of the previous block: trapezoids and transitions cross blocks
     first_time = last_time = None
     impacts = contacts = samples = 0
@@ -166,6 +179,12 @@ def link_shocks(analysis, name: str, start=None, end=None,
         contact_time += _trapezoid(t, closed.astype(float))
         impulse += _trapezoid(t, force)
         wear_work += _trapezoid(t, rate)
+        if buckling:
+            crush = float(block["crush"][-1])
+            if math.isnan(buckled_at):
+                hit = np.flatnonzero(np.asarray(block["buckled"]) > 0.5)
+                if len(hit):
+                    buckled_at = float(block["time"][hit[0]])
         previous = (t[-1], force[-1], closed[-1], rate[-1])
         last_time = t[-1]
     if previous is None:
@@ -183,13 +202,19 @@ def link_shocks(analysis, name: str, start=None, end=None,
     if len(mine):
         source = "events"
         impacts, contacts, contact_time = _from_events(mine, first_time, last_time, rigid)
+    if buckling:
+        onset = events["time"][(events["link"] == name) & (events["kind"] == BUCKLING)]
+        onset = onset[(onset >= first_time) & (onset <= last_time)]
+        if len(onset):
+            buckled_at = float(np.min(onset))
     return LinkShocks(
         link=name, impacts=impacts, duration=duration, contact_time=contact_time,
         contacts=contacts, max_force=peak if samples else math.nan,
         mean_force=total / samples if samples else math.nan,
         rms_force=math.sqrt(squares / samples) if samples else math.nan, impulse=impulse,
         wear_power=(wear_work / duration if duration > 0 else 0.0) if wear else None,
-        source=source)
+        source=source, residual_crush=crush if buckling else None,
+        buckling_instant=buckled_at if buckling else None)
 
 
 def _from_events(events, first: float, last: float,
