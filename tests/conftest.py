@@ -213,3 +213,14 @@ mass = {m2!r}
 nodes = ["A"]
 {what} = {{ DX = {value!r} }}
 """
+
+
+def bad_link_toml(kind: str, name: str, keys: str, head: str = "") -> str:
+    """A 1 kg mass on node A (DX only) with a link of ``kind`` named ``name`` on it, whose
+    other keys are ``keys`` (``head`` first), run by a short Newmark analysis: the study a
+    test of refused keys hands to ``fem run``."""
+    return (f'[mesh.nodes]\nA = [0.0, 0.0, 0.0]\n[model]\ncomponents = ["DX"]\n'
+            f'[[discrete]]\nnodes = ["A"]\nmass = 1.0\n'
+            f'[[link]]\nkind = "{kind}"\nname = "{name}"\nnodes = ["A"]\n{head}{keys}\n'
+            f'[[analysis]]\nname = "a"\nkind = "transient"\nscheme = "newmark"\n'
+            f'end = 0.01\nstep = 1e-3\nlinks = ["{name}"]\n')

@@ -29,6 +29,8 @@ from scipy.optimize import brentq
 
 from fem import catalog
 from fem.runner import run_study
+
+from conftest import two_masses_toml
 from test_maxwell import ROWS, _ids, assert_refused, modes, run, transient
 
 M = 1.0                     # kg
@@ -234,21 +236,7 @@ def test_two_masses_crushing_a_support_between_them(tmp_path, basis, scheme):
     B: the relative motion is that of the reduced mass m M2 / (m + M2) at V0, so the closed
     forms hold with it; the momentum is kept."""
     mu = M * M2 / (M + M2)
-    text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-B = [1.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {M!r}
-[[discrete]]
-nodes = ["B"]
-mass = {M2!r}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V0!r} }}
+    text = two_masses_toml(M, M2, "velocity", V0) + f"""
 {buckling_link(["A", "B"])}
 {transient(basis, scheme, end=END, step=1e-5, links=("sup",))}
 """

@@ -27,7 +27,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from fem import catalog
-from conftest import two_masses_toml
+from conftest import bad_link_toml, two_masses_toml
 from test_maxwell import ACCURACY, ROWS, assert_refused, modes, run, transient
 
 MASS = 1.0                  # kg
@@ -388,28 +388,7 @@ def test_its_group_names_the_force_penetration_curve(tmp_path):
 # ------------------------------------------------------------------------------------------
 # bad input
 def bad_study(keys):
-    return textwrap.dedent(f"""
-        [mesh.nodes]
-        A = [0.0, 0.0, 0.0]
-        [model]
-        components = ["DX"]
-        [[discrete]]
-        nodes = ["A"]
-        mass = 1.0
-        [[link]]
-        kind = "force_curve"
-        name = "fc"
-        nodes = ["A"]
-        gap = 0.0
-        {keys}
-        [[analysis]]
-        name = "a"
-        kind = "transient"
-        scheme = "newmark"
-        end = 0.01
-        step = 1e-3
-        links = ["fc"]
-        """)
+    return bad_link_toml("force_curve", "fc", keys, head="gap = 0.0\n")
 
 
 BAD = [

@@ -21,6 +21,7 @@ import pytest
 from fem import catalog
 from fem.errors import StudyError
 from fem.runner import run_study
+from conftest import bad_link_toml
 from test_maxwell import ROWS, _ids, imposed_study, modes, run, transient
 
 K = 1.0e5                   # N/m, elastic stiffness
@@ -265,28 +266,7 @@ BAD = [
 
 @pytest.mark.parametrize("keys, message", BAD)
 def test_bad_keys_are_named(tmp_path, keys, message):
-    text = textwrap.dedent(f"""
-        [mesh.nodes]
-        A = [0.0, 0.0, 0.0]
-        [model]
-        components = ["DX"]
-        [[discrete]]
-        nodes = ["A"]
-        mass = 1.0
-        [[link]]
-        kind = "plastic"
-        name = "pl"
-        nodes = ["A"]
-        direction = [1.0, 0.0, 0.0]
-        {keys}
-        [[analysis]]
-        name = "a"
-        kind = "transient"
-        scheme = "newmark"
-        end = 0.01
-        step = 1e-3
-        links = ["pl"]
-        """)
+    text = bad_link_toml("plastic", "pl", keys, head="direction = [1.0, 0.0, 0.0]\n")
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(StudyError) as info:
