@@ -67,7 +67,9 @@ class Tangent(NamedTuple):
     whether the state at the end of the last step solved is kept, and which buffer of
     ``Jd2``, ``Jv2`` (2, m, 3, 3) holds its derivatives; its link displacements, rates and
     forces (3 m,); ``counts`` (3,): the steps solved, their iterations and the
-    factorizations of J (for the benchmarks)."""
+    factorizations of J (for the benchmarks); ``live`` (m, 4) the number of each link's rows
+    of L that are not zero and those rows (0..2): a link along an axis of the model has one,
+    and the loops over its tangent's block take that one entry."""
     on: int
     Sb: np.ndarray
     perm: np.ndarray
@@ -85,6 +87,7 @@ class Tangent(NamedTuple):
     Jd2: np.ndarray
     Jv2: np.ndarray
     counts: np.ndarray
+    live: np.ndarray
 
 
 def no_tangent() -> Tangent:
@@ -93,7 +96,8 @@ def no_tangent() -> Tangent:
                    np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                    np.zeros((0, 1)), np.zeros((0, 1)), np.zeros((0, 3, 3)),
                    np.zeros(3, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                   np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)), np.zeros(3, np.int64))
+                   np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)), np.zeros(3, np.int64),
+                   np.zeros((0, 4), np.int64))
 
 
 def pattern(L) -> sp.csr_matrix:
@@ -114,10 +118,14 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
     where[perm] = np.arange(n, dtype=np.int64)
     lp = np.zeros(m + 1, np.int64)
     lq, li, lv = [], [], []
+    live = np.zeros((m, 4), np.int64)
     for b in range(m):
         positions = []
         for q in range(3):
             r = 3 * b + q
+            if L.indptr[r + 1] > L.indptr[r]:
+                live[b, 1 + live[b, 0]] = q
+                live[b, 0] += 1
             for k in range(L.indptr[r], L.indptr[r + 1]):
                 lq.append(q)
                 li.append(int(where[L.indices[k]]))
@@ -130,7 +138,8 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
                    np.array(lq, np.int64), np.array(li, np.int64), np.array(lv, float),
                    np.zeros_like(Sb), np.zeros_like(Sb), np.zeros((m, 3, 3)),
                    np.zeros(3, np.int64), np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m),
-                   np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)), np.zeros(3, np.int64))
+                   np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)), np.zeros(3, np.int64),
+                   live)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -157,12 +166,16 @@ def _factor(tg, leave_out):
 def _refactor(tg, Jd, Jv, s, bd, gd):
     """G = s (bd Jd + gd Jv) (its symmetric part) into tg.Gf, and J factorized again when G
     changed; False when J cannot be made positive definite."""
-    Gf = tg.Gf
+    Gf, live = tg.Gf, tg.live
     changed = tg.valid[0] == 0
     for b in range(Gf.shape[0]):
-        for p in range(3):
-            for q in range(3):
-                gb = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p]) + gd * (Jv[b, p, q] + Jv[b, q, p]))
+        nl = live[b, 0]
+        for i in range(nl):
+            p = live[b, 1 + i]
+            for j in range(nl):
+                q = live[b, 1 + j]
+                gb = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p])
+                                + gd * (Jv[b, p, q] + Jv[b, q, p]))
                 if gb != Gf[b, p, q]:
                     Gf[b, p, q] = gb
                     changed = True
@@ -193,11 +206,15 @@ def _update(tg, kin, wk, g, y, a1):
     Ld, Li, Lp = kin.Ld, kin.Li, kin.Lp
     for j in range(rk.size):
         rk[j] = rhs[j]
+    live = tg.live
     for b in range(Gf.shape[0]):
-        for p in range(3):
+        nl = live[b, 0]
+        for i in range(nl):
+            p = live[b, 1 + i]
             r = 3 * b + p
             v = g[r]
-            for q in range(3):
+            for j in range(nl):
+                q = live[b, 1 + j]
                 v -= Gf[b, p, q] * y[3 * b + q]
             if v != 0.0:
                 for k in range(Lp[r], Lp[r + 1]):
@@ -217,7 +234,7 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     cv_old, cv_new, phi_old, phi = s0.cv, s1.cv, s0.phi, s1.phi
     Dut, Dvt, y, d, dd, g = wk.Dut, wk.Dvt, wk.y, wk.d, wk.dd, wk.g
     gp, yp = wk.R, wk.rhs_l
-    Gf = tg.Gf
+    Gf, live = tg.Gf, tg.live
     a1 = s1.a
     rhs = wk.rhs
     beta, gamma, alpha = co.beta, co.gamma, co.alpha
@@ -244,15 +261,19 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     if kept:
         # the first update with the links linearized there (y = 0 about the predictors)
         Jd0, Jv0 = tg.Jd2[tg.valid[2]], tg.Jv2[tg.valid[2]]
+        for r in range(m3):
+            y[r] = 0.0
         for b in range(m):
-            for p in range(3):
+            nl = live[b, 0]
+            for i in range(nl):
+                p = live[b, 1 + i]
                 r = 3 * b + p
                 f = phi_old[r]
-                for q in range(3):
+                for j in range(nl):
+                    q = live[b, 1 + j]
                     f += Jd0[b, p, q] * (Dut[3 * b + q] - tg.d0[3 * b + q]) + \
                         Jv0[b, p, q] * (Dvt[3 * b + q] - tg.dd0[3 * b + q])
                 g[r] = s * f - alpha * phi_old[r]
-                y[r] = 0.0
         if not _refactor(tg, Jd0, Jv0, s, bd, gd):
             return -1
         _update(tg, kin, wk, g, y, a1)
@@ -280,11 +301,14 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
             scale = scale0
             gross = 0.0
             for b in range(m):
-                for p in range(3):
+                nl = live[b, 0]
+                for i in range(nl):
+                    p = live[b, 1 + i]
                     r = 3 * b + p
                     lin = gp[r]
                     f = 0.0
-                    for q in range(3):
+                    for j in range(nl):
+                        q = live[b, 1 + j]
                         lin += Gf[b, p, q] * (y[3 * b + q] - yp[3 * b + q])
                         f += abs(Jd[b, p, q]) * abs(d[3 * b + q])
                     rn = max(rn, abs(g[r] - lin))

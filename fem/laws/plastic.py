@@ -68,7 +68,7 @@ FLOW_UP, FLOW_DOWN = float(SLIP), 3.0
 PLASTIC_ELONGATION, CUMULATIVE, DISSIPATED = LAM, FTM, VSL
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def hardening(P, c, a):
     """(h(a), h'(a+)) for a >= 0 (module docstring)."""
     m = int(P[c, POINTS])
@@ -84,7 +84,7 @@ def hardening(P, c, a):
     return h0 + slope * (a - a0), slope
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _integral(P, c, a):
     """int_0^a h for a >= 0."""
     m = int(P[c, POINTS])
@@ -102,7 +102,7 @@ def _integral(P, c, a):
     return total + 0.5 * (h0 + hb) * (a - a0)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def plastic_work(P, c, up, p):
     """The plastic work int F du_p from the virgin state to (u_p, p), a function of the state:
     on the elastic range's boundary F = X + s R, so dW = X du_p + R |du_p|: kinematic,
@@ -146,14 +146,14 @@ def ahead(P, c, up, p, s):
     return d, hardening(P, c, p + 0.5 * min(d, P[c, YIELD] / P[c, STIFFNESS]))[1]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _back(P, c, x):
     """X(x) = sign(x) h(|x|), the kinematic back force."""
     h = hardening(P, c, abs(x))[0]
     return h if x >= 0.0 else -h
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def domain(P, c, up, p):
     """(X, R): the elastic domain |F - X| <= R at (u_p, p) (module docstring)."""
     if P[c, RULE] == KINEMATIC:
@@ -161,7 +161,7 @@ def domain(P, c, up, p):
     return 0.0, P[c, YIELD] + hardening(P, c, p)[0]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def state(P, c, delta, up, p):
     """The return of the trial k (delta - u_p) onto the elastic domain from the committed
     (u_p, p): (F, dF/ddelta, u_p, p) (module docstring)."""
@@ -191,7 +191,7 @@ def state(P, c, delta, up, p):
     return k * (delta - up1), k * slope / (k + slope), up1, p + lam
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _elastic_path(P, c, delta0, delta1, hv0, hv1, up, p):
     """Whether the step's cubic Hermite path from delta0 to delta1 (rates h u0', h u1') stays
     where the spring cannot flow from (u_p, p): its values lie within [min - spread, max +
