@@ -32,7 +32,6 @@ propagates it exactly and locates the changes to round-off.
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass
 
