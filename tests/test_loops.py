@@ -76,6 +76,25 @@ def test_central_differences_choose_by_the_laws_traits(traits, expected):
             assert loops.choose("central_difference", traits, **args).loop == "newmark general"
 
 
+@pytest.mark.parametrize("scheme", ["newmark", "hht", "central_difference"])
+def test_many_axial_links_take_the_whole_system_iteration(scheme):
+    """From FROM_LINKS links whose laws are axial, on a physical basis, with events located or
+    not: Newton's method on the whole system; fewer, a law that is not axial, or a modal
+    basis: the condensed one."""
+    many = loops.FROM_LINKS
+    for locate in (False, True):
+        args = dict(basis="physical", locate=locate,
+                    explicit_newmark=scheme == "central_difference")
+        assert loops.choose(scheme, _Traits(many, rate=True, axial=True), **args).loop == \
+            "newmark whole"
+        assert loops.choose(scheme, _Traits(many - 1, rate=True, axial=True), **args).loop == \
+            "newmark general"
+        assert loops.choose(scheme, _Traits(many, rate=True), **args).loop == "newmark general"
+        args["basis"] = "modal"
+        assert loops.choose(scheme, _Traits(many, rate=True, axial=True), **args).loop == \
+            "newmark general"
+
+
 def test_a_law_with_an_evolving_variable_never_takes_a_fast_path():
     traits = _Traits(1, rate=True, evolving=True)
     assert loops.choose("central_difference", traits, basis="modal", locate=False,

@@ -18,13 +18,13 @@ import scipy.linalg
 import fem
 import test_plastic
 import test_v8_shear_building as v8
-from fem.integrators import newmark_columns, newmark_tangent
+from fem.integrators import loops, newmark_columns
 
 
 @pytest.fixture
 def whole(monkeypatch):
     """The whole system's iteration from one link on; counts the step sizes that take it."""
-    monkeypatch.setattr(newmark_tangent, "FROM_LINKS", 1)
+    monkeypatch.setattr(loops, "FROM_LINKS", 1)
     taken = []
     original = newmark_columns.StepSize.whole
     monkeypatch.setattr(newmark_columns.StepSize, "whole",
@@ -150,7 +150,7 @@ def test_elastic_links_give_the_linear_recurrence(tmp_path, alpha, whole):
 
 def test_many_links_take_it_by_default(tmp_path, monkeypatch):
     """With FROM_LINKS links or more, the step takes it unasked (the chain has 18)."""
-    assert len(LINKED) >= newmark_tangent.FROM_LINKS
+    assert len(LINKED) >= loops.FROM_LINKS
     taken = []
     original = newmark_columns.StepSize.whole
     monkeypatch.setattr(newmark_columns.StepSize, "whole",
@@ -202,7 +202,7 @@ def test_located_events(tmp_path, basis, scheme, whole):
 @pytest.fixture(scope="module")
 def v8_results():
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(newmark_tangent, "FROM_LINKS", 1)
+        mp.setattr(loops, "FROM_LINKS", 1)
         res = fem.run(fem.Study.load(v8.STUDY))
     yield res
     res.close()

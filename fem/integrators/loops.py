@@ -11,8 +11,10 @@ columns:
   ``fem.integrators.newmark_lean``; the *direct* one when, with the same scheme and
   conditions, every contact's forces follow from the displacements alone (``elastic``):
   ``fem.integrators.newmark_direct``; otherwise the general step with the links' Newton
-  iteration (``fem.integrators.newmark_steps``). The lean and direct steps run only where the
-  step matrix is banded or modal; the general step takes the rest.
+  iteration (``fem.integrators.newmark_steps``), on the whole system with many links whose
+  laws are ``axial`` on a physical basis (``fem.integrators.newmark_tangent``). The lean and
+  direct steps run only where the step matrix is banded or modal; the general step takes the
+  rest.
 * explicit schemes (rk4, rk32, rk54, euler, adaptive2, devogelaere): one loop
   (``fem.integrators.explicit_loop``, whose modes also compute and take the driver's trial
   steps); it runs the steps in the *segment* of ``fem.integrators.explicit_lean`` for
@@ -40,6 +42,7 @@ LOOPS = {
     "newmark lean": "fem.integrators.newmark_lean",
     "newmark direct": "fem.integrators.newmark_direct",
     "newmark general": "fem.integrators.newmark_steps",
+    "newmark whole": "fem.integrators.newmark_tangent",
     "explicit segment": "fem.integrators.explicit_lean",
     "explicit general": "fem.integrators.explicit_loop",
     "exact pieces": "fem.integrators.exact_pieces",
@@ -47,6 +50,10 @@ LOOPS = {
 }
 
 NEWMARK_FAMILY = ("newmark", "hht", "central_difference")
+#: the number of links from which the Newmark family's step takes Newton's method on the
+#: whole system (``fem.integrators.newmark_tangent``) when their laws allow it: below, the
+#: links' condensed system is small and cheaper
+FROM_LINKS = 16
 
 
 def choose(scheme: str, traits, *, basis: str, locate: bool, explicit_newmark: bool = False,
@@ -79,6 +86,11 @@ def choose(scheme: str, traits, *, basis: str, locate: bool, explicit_newmark: b
                           "is banded or modal)")
         if not blocked:
             blocked.append("a link force depends on the rates or on an internal variable")
+        if basis == "physical" and count >= FROM_LINKS and traits.all("axial"):
+            return Choice("newmark whole", f"Newton's method on the whole system in each step, "
+                          f"the links' tangent in the band of the step matrix: {count} links "
+                          f"(from {FROM_LINKS} on) whose forces act along fixed directions "
+                          f"(a symmetric tangent; when the step matrix is banded)")
         return Choice("newmark general", "the links' Newton iteration in each step: "
                       + "; ".join(blocked))
     if scheme == "exact":

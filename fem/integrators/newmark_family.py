@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from fem.errors import SolverError
 from fem.integrators.base import Scheme
 from fem.integrators.kernels import DONE, FULL
-from fem.integrators import loops, newmark_direct, newmark_tangent
+from fem.integrators import loops, newmark_direct
 from fem.integrators.newmark_lean import contact_columns, contact_rows
 from fem.integrators.newmark_columns import StepSize, active_links
 from fem.integrators.newmark_links import MAX_ITERATIONS
@@ -85,10 +85,12 @@ class NewmarkFamily(Scheme):
         # the links' Newton system: on every link, or (events = "locate") on those that can
         # carry a force over a step, grown as they close (``step_operators``)
         # (none when many links that always act take the whole system's Newton iteration,
-        # ``newmark_tangent``, on a physical basis with no rigid contact)
-        kinds = traits(self.P)
-        self.tangent = bool(dynamics.basis == "physical" and nr == 0
-                            and m3 // 3 >= newmark_tangent.FROM_LINKS and kinds.all("axial"))
+        # ``newmark_tangent``: the loop "newmark whole")
+        self.choice = loops.choose(name, traits(self.P), basis=dynamics.basis,
+                                   locate=self.locate,
+                                   explicit_newmark=self.co.beta == 0.0 and self.co.alpha == 0.0,
+                                   imposed=bool(self.kin.imposed))
+        self.tangent = self.choice.loop == "newmark whole"
         jac = max(nr, 1) if self.locate or self.tangent else m3 + nr
         self.wk = Work(*(np.zeros(n) for _ in range(5)), *(np.zeros(m3) for _ in range(9)),
                        np.zeros((m, 3, 3)), np.zeros((m, 3, 3)), np.zeros((jac, jac)),
@@ -97,10 +99,6 @@ class NewmarkFamily(Scheme):
                        np.full(nc, -1.0))
         self.wk.quad[3] = 1.0 if self.energy else 0.0     # whether steps sum energy terms
         #: steps that are never undone, with forces from the predictor: ``newmark_lean``
-        self.choice = loops.choose(name, traits(self.P), basis=dynamics.basis,
-                                   locate=self.locate,
-                                   explicit_newmark=self.co.beta == 0.0 and self.co.alpha == 0.0,
-                                   imposed=bool(self.kin.imposed))
         self.lean = self.choice.loop == "newmark lean"
         self._rows = np.ascontiguousarray(contact_rows(self.P, self.L) if self.lean and nc
                                           else np.zeros((nc, n)))

@@ -52,9 +52,6 @@ from fem.integrators.newmark_links import (HOLD_AFTER, MAX_ITERATIONS, SMALLEST_
                                            TOLERANCE, hold_changing, laws_at)
 from fem.linalg import NO, YES, banded_solve_into, banded_sum_factor
 
-#: the number of links from which a step takes the whole system's Newton iteration (when the
-#: links allow it): below, the condensed system on the links is small and cheaper
-FROM_LINKS = 16
 
 
 class Tangent(NamedTuple):
