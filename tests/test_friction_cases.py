@@ -187,12 +187,7 @@ def test_exact_unidirectional_friction_starts_and_stops(basis):
 # (mu = 0.1, each carrying half its weight), pushed along X by 2000 t N: both reach their
 # limit at the same instant, t0 = mu m g / 2000, and the block then slides with
 # a = (2000 t - mu m g) / m, so x(t) = (t - t0)^3 / 3 (beyond the contacts' elastic give).
-TOGETHER = [("newmark", "locate"), ("newmark", "step"), ("rk4", "step"),
-            pytest.param("rk4", "locate", marks=pytest.mark.xfail(strict=True, reason=(
-                "the first contact's event comes before the load reaches the pair's limit "
-                "(the stick springs' motion): the second, left holding exactly its limit, is "
-                "not found again when the load passes it (its function starts at zero, not "
-                "above)")))]
+TOGETHER = [("newmark", "locate"), ("newmark", "step"), ("rk4", "locate"), ("rk4", "step")]
 
 
 @pytest.mark.parametrize("scheme, events", TOGETHER)
