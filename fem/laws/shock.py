@@ -437,33 +437,13 @@ def settle_check(scheme, cv, c: int, records: list, decided: set) -> bool:
                 return True
         elif g == 1 and records and cv[c, MODE] == STICK and cv[c, G1] <= tols[1] \
                 and stick_slip.is_friction(scheme.P, cv, c):
-            if at_limit(scheme, c, records, decided):
+            kind = stick_slip.at_limit(scheme, c)
+            if kind:
+                decided.add(c)
+                records.append(record(scheme.t, kind, scheme.links.link_of(c),
+                                      detail(scheme, c)))
                 return True
     return False
-
-
-def at_limit(scheme, c: int, records: list, decided: set) -> bool:
-    """A sticking contact c at its limit (its friction function at zero within round-off)
-    when another contact changed at this instant: Coulomb's law decides whether it can still
-    hold what it must now (contacts on one body reach their limit together: the first one
-    decided slips, which leaves the others more than they can hold). It slips if it cannot,
-    or if its spring, at the limit, is still being stretched (the function would leave zero
-    downwards, a crossing no step would find); returns whether it slipped. If it holds, it
-    keeps its spring as it is (its force does not jump)."""
-    decision = stick_slip.decide(scheme, c)
-    if decision.mode == STICK:
-        # its spring, at the limit, still being stretched: it slips along the stretch
-        cv = scheme.buf.CV[scheme.cur]
-        force = cv[c, FT:FT + 3]
-        vt = stick_slip.slip_velocity(scheme, c)
-        size = float(np.linalg.norm(force))
-        if not (size > 0.0 and float(-force @ vt) > 0.0):
-            return False
-        decision = stick_slip.Decision(SLIP, -force / size, np.zeros(3))
-    decided.add(c)
-    kind = stick_slip.take(scheme, c, decision)
-    records.append(record(scheme.t, kind, scheme.links.link_of(c), detail(scheme, c)))
-    return True
 
 
 def after_settle(scheme, contacts, records: list) -> bool:

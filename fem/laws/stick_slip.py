@@ -240,6 +240,24 @@ def take(scheme, c: int, decision: Decision) -> str:
     return "" if float(old_dir @ e) > 1.0 - 1e-9 else "slip"
 
 
+def at_limit(scheme, c: int) -> str:
+    """A sticking contact c at its limit (its friction function at zero within round-off)
+    when another contact changed at this instant: Coulomb's law decides whether it can still
+    hold what it must now (contacts on one body reach their limit together: the first one
+    decided slips, which leaves the others more than they can hold). It slips if it cannot,
+    or if its spring, at the limit, is still being stretched (its function would leave zero
+    downwards, a crossing no step would find): returns the event kind ("slip"), or "" when it
+    holds, keeping its spring as it is (its force does not jump)."""
+    decision = decide(scheme, c)
+    if decision.mode == STICK:
+        force = scheme.buf.CV[scheme.cur][c, FT:FT + 3]
+        size = float(np.linalg.norm(force))
+        if not (size > 0.0 and float(-force @ slip_velocity(scheme, c)) > 0.0):
+            return ""
+        decision = Decision(SLIP, -force / size, np.zeros(3))
+    return take(scheme, c, decision)
+
+
 def resolve(scheme, c: int) -> list[str]:
     """Decide friction contact c at rest (``decide``) and take the mode; the event kinds it
     makes (a slide that stops and goes back at once is a stick and a slip)."""
@@ -282,4 +300,5 @@ def force_round_off(P, cv, c: int, d: np.ndarray, o: int) -> float:
             + 16.0 * np.finfo(float).eps * scale * P[c, KT])
 
 
-__all__ = ["decide", "resolve", "turn", "at_rest", "is_friction", "force_round_off", "take"]
+__all__ = ["decide", "resolve", "turn", "at_rest", "is_friction", "force_round_off", "take",
+           "at_limit"]
