@@ -17,6 +17,7 @@ Units: SI (m, kg, s, N, N/m, N.s/m).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -665,3 +666,34 @@ def impact_oscillators(m1=1.0, k1=100.0, m2=2.0, k2=800.0, v1=1.0, v2=-0.5, gap=
     values = dict(impact_times=tuple(times), gap_rate_before=tuple(before),
                   gap_rate_after=tuple(after))
     return Reference(tuple(events), values, state)
+
+
+# ------------------------------------------------------------------------------------------
+# acceleration records (the validation studies' ground motions)
+def record_motion(rt, ra, t) -> tuple[np.ndarray, np.ndarray]:
+    """The displacement and velocity at times t of a piecewise-linear acceleration record
+    (points rt, ra; zero after its last point) integrated twice in closed form from rest."""
+    h = np.diff(rt)
+    slope = np.diff(ra) / h
+    v = np.concatenate([[0.0], np.cumsum(h * (ra[:-1] + ra[1:]) / 2)])
+    u = np.concatenate([[0.0], np.cumsum(h * v[:-1] + h ** 2 * (ra[:-1] / 2 + slope * h / 6))])
+    k = np.clip(np.searchsorted(rt, t, "right") - 1, 0, len(rt) - 1)
+    s = np.append(slope, 0.0)[k]
+    dt = np.asarray(t) - rt[k]
+    return (u[k] + v[k] * dt + ra[k] * dt ** 2 / 2 + s * dt ** 3 / 6,
+            v[k] + ra[k] * dt + s * dt ** 2 / 2)
+
+
+class Record:
+    """A record as a function of time: linear between its points, its last value after them
+    (a function's right = "constant"); plain floats, for a right-hand side called often."""
+
+    def __init__(self, t, a):
+        self.t, self.a = list(map(float, t)), list(map(float, a))
+
+    def __call__(self, t: float) -> float:
+        k = bisect.bisect_right(self.t, t) - 1
+        if k >= len(self.t) - 1:
+            return self.a[-1]
+        t0, t1, a0, a1 = self.t[k], self.t[k + 1], self.a[k], self.a[k + 1]
+        return a0 + (a1 - a0) * (t - t0) / (t1 - t0)

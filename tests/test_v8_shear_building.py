@@ -25,7 +25,6 @@ states it (linear below 1e-6 m/s).
 
 from __future__ import annotations
 
-import bisect
 import math
 import tomllib
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import fem
+from closed_forms import Record, record_motion
 from conftest import ROOT
 from postpro.energy import energy_balance_error
 
@@ -88,33 +88,8 @@ KL, KTL, FYL, HL, CFL, MASS_L = (x.tolist() for x in (K, KT, FY, H, C_FLUID, MAS
 
 
 def ground_motion(t) -> tuple[np.ndarray, np.ndarray]:
-    """The ground's displacement and velocity: the record (piecewise linear, zero after its
-    last point) integrated twice in closed form from rest."""
-    rt, ra = ground_record()
-    h = np.diff(rt)
-    slope = np.diff(ra) / h
-    v = np.concatenate([[0.0], np.cumsum(h * (ra[:-1] + ra[1:]) / 2)])
-    u = np.concatenate([[0.0], np.cumsum(h * v[:-1] + h ** 2 * (ra[:-1] / 2 + slope * h / 6))])
-    k = np.clip(np.searchsorted(rt, t, "right") - 1, 0, len(rt) - 1)
-    s = np.append(slope, 0.0)[k]
-    dt = np.asarray(t) - rt[k]
-    return (u[k] + v[k] * dt + ra[k] * dt ** 2 / 2 + s * dt ** 3 / 6,
-            v[k] + ra[k] * dt + s * dt ** 2 / 2)
-
-
-class Record:
-    """The record as a function of time: linear between its points, its last value after
-    them (the function's right = "constant")."""
-
-    def __init__(self, t, a):
-        self.t, self.a = list(map(float, t)), list(map(float, a))
-
-    def __call__(self, t: float) -> float:
-        k = bisect.bisect_right(self.t, t) - 1
-        if k >= len(self.t) - 1:
-            return self.a[-1]
-        t0, t1, a0, a1 = self.t[k], self.t[k + 1], self.a[k], self.a[k + 1]
-        return a0 + (a1 - a0) * (t - t0) / (t1 - t0)
+    """The ground's displacement and velocity: the record integrated twice in closed form."""
+    return record_motion(*ground_record(), t)
 
 
 def _drifts(y):

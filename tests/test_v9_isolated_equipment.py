@@ -45,7 +45,6 @@ those of this and of the schemes, measured.
 
 from __future__ import annotations
 
-import bisect
 import math
 import tomllib
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import fem
+from closed_forms import Record, record_motion
 from conftest import ROOT
 from postpro.energy import energy_balance_error
 
@@ -99,34 +99,6 @@ def study_table() -> dict:
 
 def mu(v: float) -> float:
     return FAST - (FAST - SLOW) * math.exp(-RATE * v)
-
-
-def record_motion(rt, ra, t) -> tuple[np.ndarray, np.ndarray]:
-    """The displacement and velocity of a piecewise-linear acceleration record (constant
-    after its last point, here zero) integrated twice in closed form from rest."""
-    h = np.diff(rt)
-    slope = np.diff(ra) / h
-    v = np.concatenate([[0.0], np.cumsum(h * (ra[:-1] + ra[1:]) / 2)])
-    u = np.concatenate([[0.0], np.cumsum(h * v[:-1] + h ** 2 * (ra[:-1] / 2 + slope * h / 6))])
-    k = np.clip(np.searchsorted(rt, t, "right") - 1, 0, len(rt) - 1)
-    s = np.append(slope, 0.0)[k]
-    dt = np.asarray(t) - rt[k]
-    return (u[k] + v[k] * dt + ra[k] * dt ** 2 / 2 + s * dt ** 3 / 6,
-            v[k] + ra[k] * dt + s * dt ** 2 / 2)
-
-
-class Record:
-    """A record as a function of time: linear between its points, its last value after."""
-
-    def __init__(self, t, a):
-        self.t, self.a = list(map(float, t)), list(map(float, a))
-
-    def __call__(self, t: float) -> float:
-        k = bisect.bisect_right(self.t, t) - 1
-        if k >= len(self.t) - 1:
-            return self.a[-1]
-        t0, t1, a0, a1 = self.t[k], self.t[k + 1], self.a[k], self.a[k + 1]
-        return a0 + (a1 - a0) * (t - t0) / (t1 - t0)
 
 
 # ------------------------------------------------------------------------------------------
