@@ -59,7 +59,7 @@ import math
 
 import numba
 
-from fem.laws import friction, shock_columns
+from fem.laws import friction, shock, shock_columns
 from fem.laws.columns import (ACT, BLK, DIR, ENN, ENT, FDN, FN, FTM, G0, G1, KIND, LAM, MODE,
                               NRM, OPEN, PDOT, PEN, SLIP, SLIPW, STICK, VSL, own)
 
@@ -138,15 +138,7 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     radius = P[c, RADIUS]
     p, pd, u0, u1, u2, q0, q1, q2 = surface(P, c, d[o], d[o + 1], d[o + 2], dd[o], dd[o + 1],
                                             dd[o + 2])
-    cv_new[c, PEN] = p
-    cv_new[c, PDOT] = pd
-    cv_new[c, NRM] = n0
-    cv_new[c, NRM + 1] = n1
-    cv_new[c, NRM + 2] = n2
-    cv_new[c, SLIPW] = 0.0
-    cv_new[c, VSL] = 0.0
-    cv_new[c, FTM] = 0.0
-    cv_new[c, ENT] = 0.0
+    shock.normal_values(cv_new, c, p, pd, n0, n1, n2)
     cv_new[c, FDN] = 0.0
     for q in range(3):
         cv_new[c, FTD + q] = 0.0

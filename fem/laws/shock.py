@@ -106,6 +106,14 @@ def contact_state(P, c, o, d, dd, cv_old, cv_new):
     impact law (the same geometry)."""
     p, pd, n0, n1, n2, rho = kinematics(P, c, d[o], d[o + 1], d[o + 2], dd[o], dd[o + 1],
                                         dd[o + 2])
+    normal_values(cv_new, c, p, pd, n0, n1, n2)
+    return p, pd, n0, n1, n2, rho
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def normal_values(cv_new, c, p, pd, n0, n1, n2):
+    """Contact c's penetration p, its rate and its normal into its value row, its tangential
+    values cleared (a contact law along a normal, with or without friction)."""
     cv_new[c, PEN] = p
     cv_new[c, PDOT] = pd
     cv_new[c, NRM] = n0
@@ -115,7 +123,6 @@ def contact_state(P, c, o, d, dd, cv_old, cv_new):
     cv_new[c, VSL] = 0.0
     cv_new[c, FTM] = 0.0
     cv_new[c, ENT] = 0.0
-    return p, pd, n0, n1, n2, rho
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
