@@ -261,14 +261,18 @@ def step_powers_dia(B, offsets, Cdia, w0, w1, x0, x1, v0, v1):
         o = offsets[q]
         lo = max(0, -o)
         hi = min(n, n - o)
-        cd = Cdia[q]
-        i = lo
-        while i + 2 <= hi:
-            d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
-            d1 += (x1[i + 1] - x0[i + 1]) * cd[i + 1] * (v0[i + 1 + o] + v1[i + 1 + o])
+        # slices from where the diagonal starts (no index that might be negative)
+        cd = Cdia[q, lo:hi]
+        x0q, x1q = x0[lo:hi], x1[lo:hi]
+        v0q, v1q = v0[lo + o:hi + o], v1[lo + o:hi + o]
+        m = hi - lo
+        i = 0
+        while i + 2 <= m:
+            d0 += (x1q[i] - x0q[i]) * cd[i] * (v0q[i] + v1q[i])
+            d1 += (x1q[i + 1] - x0q[i + 1]) * cd[i + 1] * (v0q[i + 1] + v1q[i + 1])
             i += 2
-        if i < hi:
-            d0 += (x1[i] - x0[i]) * cd[i] * (v0[i + o] + v1[i + o])
+        if i < m:
+            d0 += (x1q[i] - x0q[i]) * cd[i] * (v0q[i] + v1q[i])
     return work, d0 + d1
 
 

@@ -125,18 +125,23 @@ def _predict(dt, co, ops, W, i, s0, wk):
 @numba.njit(cache=True, nogil=True)
 def dia_products(offsets, Kdia, Cdia, u, v, scale, out):
     """out += scale (K u + C v), K and C by diagonals (``dynamics.Operators``): a loop over
-    the contiguous entries of each diagonal, which the compiler vectorizes. A call of its
-    own, not compiled into the step loops (their compile time grows with what they
-    inline)."""
+    the contiguous entries of each diagonal, which the compiler vectorizes (on slices that
+    start where the diagonal does: an index i + o that might be negative would take the
+    wrap-around test of a negative index at every entry, and the loop would not vectorize).
+    A call of its own, not compiled into the step loops (their compile time grows with what
+    they inline)."""
     n = out.size
     for q in range(offsets.size):
         o = offsets[q]
         lo = max(0, -o)
         hi = min(n, n - o)
-        kd = Kdia[q]
-        cd = Cdia[q]
-        for i in range(lo, hi):
-            out[i] += scale * (kd[i] * u[i + o] + cd[i] * v[i + o])
+        kd = Kdia[q, lo:hi]
+        cd = Cdia[q, lo:hi]
+        uo = u[lo + o:hi + o]
+        vo = v[lo + o:hi + o]
+        oo = out[lo:hi]
+        for i in range(hi - lo):
+            oo[i] += scale * (kd[i] * uo[i] + cd[i] * vo[i])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
