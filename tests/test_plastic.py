@@ -427,3 +427,64 @@ def test_fem_post_hysteresis_draws_the_bilinear_loop(tmp_path):
     hh = K * KT / (K - KT)                  # Prager: X = H u_p, u_p = u - F / k
     back = hh * (drawn[:, 0] - drawn[:, 1] / K)
     assert np.max(np.abs(drawn[:, 1] - back)) <= FY * (1.0 + 1e-6)
+
+
+# ------------------------------------------------------------------ the law's derivatives
+def plastic_arrays(curve, rule):
+    from fem import laws
+    from fem.laws import plastic
+
+    p = dict(direction=(1.0, 0.0, 0.0), curve=curve, hardening=rule, side="both", gap=0.0)
+    row = plastic.rows(p, nodes=1)[0][1]
+    P = np.zeros((1, laws.NP))
+    P[0, :row.size] = row
+    return P, np.zeros((1, laws.NV)), np.zeros((1, laws.NV))
+
+
+def plastic_force(P, cv_old, cv_new, u1, v1, h):
+    """(F, dF/du1, dF/du1') of the one plastic contact of P over a step of h from cv_old."""
+    from fem.laws import plastic
+
+    phi, jd, jv = np.zeros(3), np.zeros((1, 3, 3)), np.zeros((1, 3, 3))
+    plastic.trial(P, 0, 0, np.array([u1, 0.0, 0.0]), np.array([v1, 0.0, 0.0]), cv_old,
+                  cv_new, phi, jd, jv, np.array([-1.0]), True, h)
+    return -phi[0], -jd[0, 0, 0], -jv[0, 0, 0]
+
+
+@pytest.mark.parametrize("curve, rule", [
+    (CURVE, "kinematic"), (CURVE, "isotropic"), ([(UY, FY)], "kinematic"),
+    ([(UY, FY), (3.0 * UY, 1.5 * FY), (6.0 * UY, 1.6 * FY)], "kinematic")],
+    ids=["bilinear-kinematic", "bilinear-isotropic", "perfectly-plastic", "trilinear"])
+def test_the_derivatives_are_those_of_the_force_where_the_step_turns_back(curve, rule):
+    """dF/du1 and dF/du1' against central differences of the force, for steps that flow
+    and turn back inside the step (the force then depends on where the path turns, so on
+    the end rate too: a Newton iteration without that term converges only linearly), a
+    step that flows to its end, and elastic ones, one of which turns back where it does not
+    flow (all rate independent)."""
+    from fem.laws.columns import PDOT
+    from fem.laws.plastic import CUMULATIVE
+
+    P, old, new = plastic_arrays(curve, rule)
+    # the committed state: loaded from rest to 2 u_y in one step without a path
+    plastic_force(P, old, new, 2.0 * UY, 0.0, 0.0)
+    start = new.copy()
+    assert start[0, CUMULATIVE] > 0.0
+    h = 1e-3
+    turning = [(4.0 * UY / h, 1.8 * UY, -2.0 * UY / h),     # flows on, turns, unloads
+               (3.0 * UY / h, 1.2 * UY, -6.0 * UY / h)]
+    flowing = [(1.0 * UY / h, 2.5 * UY, 1.0 * UY / h)]
+    elastic = [(-1.0 * UY / h, 1.5 * UY, -1.0 * UY / h),
+               (-3.0 * UY / h, 1.5 * UY, 2.0 * UY / h)]      # unloads, turns, reloads
+    for cases, rate_dependent in ((turning, True), (flowing, False), (elastic, False)):
+        for v0, u1, v1 in cases:
+            old[:] = start
+            old[0, PDOT] = v0
+            f, dfdu, dfdv = plastic_force(P, old, new, u1, v1, h)
+            du, dv = 1e-6 * UY, 1e-6 * UY / h
+            fd_u = (plastic_force(P, old, new, u1 + du, v1, h)[0]
+                    - plastic_force(P, old, new, u1 - du, v1, h)[0]) / (2 * du)
+            fd_v = (plastic_force(P, old, new, u1, v1 + dv, h)[0]
+                    - plastic_force(P, old, new, u1, v1 - dv, h)[0]) / (2 * dv)
+            assert dfdu == pytest.approx(fd_u, rel=1e-6), (v0, u1, v1)
+            assert dfdv == pytest.approx(fd_v, rel=1e-6, abs=1e-9 * K * h), (v0, u1, v1)
+            assert (abs(dfdv) > 1e-3 * K * h) == rate_dependent, (v0, u1, v1, dfdv)

@@ -29,8 +29,8 @@ one of the two buffers ``Jd2``, ``Jv2``, the laws' evaluations writing into the 
 used when the step starts from that very state (otherwise the laws are evaluated at the last
 step's accelerations first). A link whose force is linear gives that error at round-off, so a
 step whose links all stay linear takes one solve and one evaluation of the laws; J is
-factorized again only when a tangent changes (a link that yields, unloads, or whose tangent
-is not constant).
+factorized again only when a tangent changes by more than SAME_TANGENT (a link that yields,
+unloads, or whose tangent is not constant).
 
 The laws must give a symmetric tangent: the trait ``axial`` (a force along a fixed direction,
 function of the elongation along it and of its rate) says so; a rigid contact's bond force is
@@ -52,6 +52,12 @@ from fem.integrators.newmark_links import (HOLD_AFTER, MAX_ITERATIONS, SMALLEST_
                                            TOLERANCE, hold_changing, laws_at)
 from fem.linalg import NO, YES, banded_solve_into, banded_sum_factor
 
+
+#: the relative change of a link's tangent below which J is not factorized again (a tangent
+#: that moves with the iterate, as the path of a plastic link that turns back inside the step,
+#: changes by about the size of the last update: a factor of J costs more than the iteration
+#: it would save)
+SAME_TANGENT = 1e-6
 
 
 class Tangent(NamedTuple):
@@ -161,8 +167,11 @@ def _factor(tg, leave_out):
 
 @numba.njit(cache=True, nogil=True)
 def _refactor(tg, Jd, Jv, s, bd, gd):
-    """G = s (bd Jd + gd Jv) (its symmetric part) into tg.Gf, and J factorized again when G
-    changed; False when J cannot be made positive definite."""
+    """G = s (bd Jd + gd Jv) (its symmetric part) into tg.Gf, and J factorized again, when G
+    changed by more than SAME_TANGENT of an entry (otherwise the iteration goes on with the
+    G of the factor: the residual stays L^T times the linearization error about that G, and
+    the iteration converges as fast, to the same tolerance); False when J cannot be made
+    positive definite."""
     Gf, live = tg.Gf, tg.live
     changed = tg.valid[0] == 0
     for b in range(Gf.shape[0]):
@@ -173,11 +182,18 @@ def _refactor(tg, Jd, Jv, s, bd, gd):
                 q = live[b, 1 + j]
                 gb = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p])
                                 + gd * (Jv[b, p, q] + Jv[b, q, p]))
-                if gb != Gf[b, p, q]:
-                    Gf[b, p, q] = gb
+                if abs(gb - Gf[b, p, q]) > SAME_TANGENT * (abs(gb) + abs(Gf[b, p, q])):
                     changed = True
     if not changed:
         return True
+    for b in range(Gf.shape[0]):
+        nl = live[b, 0]
+        for i in range(nl):
+            p = live[b, 1 + i]
+            for j in range(nl):
+                q = live[b, 1 + j]
+                Gf[b, p, q] = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p])
+                                         + gd * (Jv[b, p, q] + Jv[b, q, p]))
     tg.valid[0] = 0
     tg.counts[2] += 1
     if _factor(tg, NO):

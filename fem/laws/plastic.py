@@ -245,6 +245,18 @@ def _held(P, c, delta1, v1, up, p, anchor, delta0, mode):
             d - travelled if d < np.inf else 1.0)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _turn_derivatives(k, slope, e1, e2):
+    """The derivatives of the plastic elongation a flow at a turning point of the step's path
+    leaves, with respect to the step's end elongation u1 and to h u1': the turning point's
+    elongation u_e moves with them by (e1, e2) (``hermite``: the path's rate is zero there, so
+    the instant's own motion does not count), and u_p with u_e by 1 - F'/k = k / (k + H).
+    (The flow also depends on the state before it; that dependence is left out: it is zero
+    for kinematic bilinear hardening, where a flow's end depends on u_e alone.)"""
+    share = 1.0 - slope / k
+    return share * e1, share * e2
+
+
 @numba.njit(cache=True, nogil=True)
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """The plastic contact c at the link displacements d and rates dd, h after its committed
@@ -261,20 +273,30 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     up, p = cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE]
     k = P[c, STIFFNESS]
     anchor = cv_old[c, FLOW_ANCHOR]
+    dfdv = 0.0
     if flags[c] >= 0.0:
         mode = flags[c]
         f, slope, up1, p1, rate, g0, g1 = _held(
             P, c, u1 - gap, v1, up, p, anchor, cv_old[c, PEN] - gap, mode)
     else:
+        # the derivatives of the plastic elongation the path's turning points leave with
+        # respect to u1 and to h u1' (0: no flow there)
+        dup_du = dup_dhv = 0.0
         if h > 0.0:
             u0, hv0, hv1 = cv_old[c, PEN], h * cv_old[c, PDOT], h * v1
             if not _elastic_path(P, c, u0 - gap, u1 - gap, hv0, hv1, up, p):
                 n, t1, t2 = turning_points(u1 - u0, hv0, hv1)[3:]
                 for i in range(n):
-                    ue = hermite(t1 if i == 0 else t2, u0, u1, hv0, hv1)[0]
+                    ue, e1, e2 = hermite(t1 if i == 0 else t2, u0, u1, hv0, hv1)
                     r = state(P, c, ue - gap, up, p)
+                    if r[3] > p:
+                        dup_du, dup_dhv = _turn_derivatives(k, r[1], e1, e2)
                     up, p = r[2], r[3]
         f, slope, up1, p1 = state(P, c, u1 - gap, up, p)
+        if p1 == p and slope != 0.0 and (dup_du != 0.0 or dup_dhv != 0.0):
+            # elastic from a turning point where it flowed: F = k (delta1 - u_p(turn))
+            slope -= k * dup_du
+            dfdv = -k * h * dup_dhv
         mode = STICK
         rate = 0.0
         if P[c, SIDE] * f < 0.0 or (P[c, SIDE] != 0.0 and f == 0.0 and slope == 0.0):
@@ -293,7 +315,7 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     else:
         w1 = plastic_work(P, c, up1, p1)
     work = w1 - w0
-    commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, work, cv_new, phi, Jd, Jv, jac)
+    commit(P, c, o, u1, v1, f, slope, dfdv, 0.5 * f * f / k, work, cv_new, phi, Jd, Jv, jac)
     cv_new[c, MODE] = mode
     cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
     cv_new[c, G0] = g0
