@@ -47,12 +47,19 @@ def commit(P, c, o, u, v, force, dfdu, dfdv, stored, lost, cv_new, phi, Jd, Jv, 
         cv_new[c, NRM + q] = P[c, DIR + q]
         phi[o + q] -= force * P[c, DIR + q]
     if jac:
+        # n n^T's entries, those of a direction's zero components left out (a link along an
+        # axis of the model has one)
         b = o // 3
         for q in range(3):
+            nq = P[c, DIR + q]
+            if nq == 0.0:
+                continue
             for s in range(3):
-                nn = P[c, DIR + q] * P[c, DIR + s]
-                Jd[b, q, s] -= dfdu * nn
-                Jv[b, q, s] -= dfdv * nn
+                ns = P[c, DIR + s]
+                if ns != 0.0:
+                    nn = nq * ns
+                    Jd[b, q, s] -= dfdu * nn
+                    Jv[b, q, s] -= dfdv * nn
 
 
 # ------------------------------------------------------------------ the step's path
