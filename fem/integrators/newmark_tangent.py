@@ -66,7 +66,8 @@ class Tangent(NamedTuple):
     factor; the links' entries of L (``lp`` (m + 1,) pointers of each link's entries, ``lq``
     their row of the link in 0..2, ``li`` the position of their dof in the band's ordering,
     ``lv`` the value); the tangent being assembled (``Jb``) and its factor (``Fb``), ``Gf``
-    (m, 3, 3) the links' tangent in that factor, ``valid`` (3,): whether it holds one,
+    (m, 3, 3) the links' tangent in that factor and ``Gn`` the one of the last evaluation,
+    ``valid`` (3,): whether it holds one,
     whether the state at the end of the last step solved is kept, and which buffer of
     ``Jd2``, ``Jv2`` (2, m, 3, 3) holds its derivatives; its link displacements, rates and
     forces (3 m,); ``counts`` (3,): the steps solved, their iterations and the
@@ -83,6 +84,7 @@ class Tangent(NamedTuple):
     Jb: np.ndarray
     Fb: np.ndarray
     Gf: np.ndarray
+    Gn: np.ndarray
     valid: np.ndarray
     d0: np.ndarray
     dd0: np.ndarray
@@ -98,7 +100,8 @@ def no_tangent() -> Tangent:
     return Tangent(0, np.zeros((0, 1)), np.zeros(0, np.int64), np.zeros(1, np.int64),
                    np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                    np.zeros((0, 1)), np.zeros((0, 1)), np.zeros((0, 3, 3)),
-                   np.zeros(3, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                   np.zeros((0, 3, 3)), np.zeros(3, np.int64), np.zeros(0), np.zeros(0),
+                   np.zeros(0),
                    np.zeros((2, 0, 3, 3)), np.zeros((2, 0, 3, 3)), np.zeros(3, np.int64),
                    np.zeros((0, 4), np.int64))
 
@@ -140,7 +143,8 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
     return Tangent(1, np.ascontiguousarray(Sb), np.ascontiguousarray(perm, np.int64), lp,
                    np.array(lq, np.int64), np.array(li, np.int64), np.array(lv, float),
                    np.zeros_like(Sb), np.zeros_like(Sb), np.zeros((m, 3, 3)),
-                   np.zeros(3, np.int64), np.zeros(3 * m), np.zeros(3 * m), np.zeros(3 * m),
+                   np.zeros((m, 3, 3)), np.zeros(3, np.int64), np.zeros(3 * m), np.zeros(3 * m),
+                   np.zeros(3 * m),
                    np.zeros((2, m, 3, 3)), np.zeros((2, m, 3, 3)), np.zeros(3, np.int64),
                    live)
 
@@ -172,7 +176,7 @@ def _refactor(tg, Jd, Jv, s, bd, gd):
     G of the factor: the residual stays L^T times the linearization error about that G, and
     the iteration converges as fast, to the same tolerance); False when J cannot be made
     positive definite."""
-    Gf, live = tg.Gf, tg.live
+    Gf, Gn, live = tg.Gf, tg.Gn, tg.live
     changed = tg.valid[0] == 0
     for b in range(Gf.shape[0]):
         nl = live[b, 0]
@@ -182,18 +186,16 @@ def _refactor(tg, Jd, Jv, s, bd, gd):
                 q = live[b, 1 + j]
                 gb = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p])
                                 + gd * (Jv[b, p, q] + Jv[b, q, p]))
+                Gn[b, p, q] = gb
                 if abs(gb - Gf[b, p, q]) > SAME_TANGENT * (abs(gb) + abs(Gf[b, p, q])):
                     changed = True
     if not changed:
         return True
+    # (the entries off the links' rows are zero in both)
     for b in range(Gf.shape[0]):
-        nl = live[b, 0]
-        for i in range(nl):
-            p = live[b, 1 + i]
-            for j in range(nl):
-                q = live[b, 1 + j]
-                Gf[b, p, q] = 0.5 * s * (bd * (Jd[b, p, q] + Jd[b, q, p])
-                                         + gd * (Jv[b, p, q] + Jv[b, q, p]))
+        for p in range(3):
+            for q in range(3):
+                Gf[b, p, q] = Gn[b, p, q]
     tg.valid[0] = 0
     tg.counts[2] += 1
     if _factor(tg, NO):
