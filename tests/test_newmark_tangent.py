@@ -6,7 +6,9 @@ newmark_tangent``), which steps with many links that always act take:
   system written here with numpy: to round-off, in Newmark and HHT;
 * the closed forms of the plastic links' tests (``test_plastic``) and the three-storey
   building of V8 against its reference integration (``test_v8_shear_building``), with the
-  iteration taken from a single link on.
+  iteration taken from a single link on;
+* the closed forms of power-law dampers, Maxwell elements and Bouc-Wen links (whose tangent
+  moves with the state) through the same iteration.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import pytest
 import scipy.linalg
 
 import fem
+import test_bouc_wen
+import test_damper
+import test_maxwell
 import test_plastic
 import test_v8_shear_building as v8
 from fem.integrators import loops, newmark_columns
@@ -218,3 +223,47 @@ def test_v8_floors_plastic_states_and_balance(v8_results, v8_ref, name):
     v8.test_floors_and_drifts(v8_results, v8_ref, name)
     v8.test_plastic_states(v8_results, v8_ref, name)
     v8.test_energy_balance(v8_results, v8_ref, name)
+
+
+# ------------------------------------------- laws whose tangent moves with the state
+# (the iteration keeps the tangent of its factor while a link's moves by less than
+# SAME_TANGENT of itself: these laws take that path at almost every step)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0])
+@pytest.mark.parametrize("basis, scheme", NEWMARK)
+def test_a_mass_braked_by_a_power_law_damper(tmp_path, basis, scheme, alpha, whole):
+    test_damper.test_a_mass_braked_by_a_damper(tmp_path, basis, scheme, alpha)
+    assert whole
+
+
+@pytest.mark.parametrize("alpha", [0.3, 1.5])
+@pytest.mark.parametrize("basis, scheme", NEWMARK[:2])
+def test_the_braked_mass_to_rest(tmp_path, basis, scheme, alpha, whole):
+    test_damper.test_the_braked_mass_to_rest(tmp_path, basis, scheme, alpha, 1e-3)
+    assert whole
+
+
+@pytest.mark.parametrize("basis, scheme", NEWMARK)
+def test_maxwell_free_vibration(tmp_path, basis, scheme, whole):
+    test_maxwell.test_free_vibration_on_a_maxwell_element_with_a_parallel_spring(tmp_path,
+                                                                                basis, scheme)
+    assert whole
+
+
+@pytest.mark.parametrize("basis, scheme", NEWMARK[:2])
+def test_two_masses_joined_by_a_maxwell_element(tmp_path, basis, scheme, whole):
+    test_maxwell.test_two_masses_joined_by_a_maxwell_element(tmp_path, basis, scheme)
+    assert whole
+
+
+@pytest.mark.parametrize("basis, scheme", NEWMARK[:2])
+def test_bouc_wen_monotonic_loading(tmp_path, basis, scheme, whole):
+    test_bouc_wen.test_monotonic_loading_under_a_ramp(tmp_path, basis, scheme)
+    assert whole
+
+
+@pytest.mark.parametrize("basis, scheme", NEWMARK[:2])
+def test_bouc_wen_cycles(tmp_path, basis, scheme, whole):
+    test_bouc_wen.test_cycles_under_an_imposed_sine(tmp_path, basis, scheme)
+    assert whole
