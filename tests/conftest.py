@@ -193,6 +193,28 @@ except ImportError:      # hypothesis is a test dependency; its tests skip witho
     pass
 
 
+def one_mass_toml(mass: float, spring: str = "", what: str = "", value: float = 0.0) -> str:
+    """Node A (DX only) with ``mass``, ``spring`` a further line of its [[discrete]] block
+    (such as "stiffness = 1e4", or ""), and with ``what`` ("displacement" or "velocity") its
+    initial DX = value: the start of a study of one body on a link."""
+    text = f"""
+[mesh.nodes]
+A = [0.0, 0.0, 0.0]
+[model]
+components = ["DX"]
+[[discrete]]
+nodes = ["A"]
+mass = {mass!r}
+{spring}
+"""
+    if what:
+        text += f"""[[initial]]
+nodes = ["A"]
+{what} = {{ DX = {value!r} }}
+"""
+    return text
+
+
 def two_masses_toml(m1: float, m2: float, what: str, value: float) -> str:
     """Nodes A and B on X (1 m apart), DX only, masses m1 and m2, and the initial ``what``
     ("displacement" or "velocity") DX = value of A: the start of a study of two bodies that

@@ -30,7 +30,7 @@ from scipy.optimize import brentq
 from fem import catalog
 from fem.runner import run_study
 
-from conftest import two_masses_toml
+from conftest import one_mass_toml, two_masses_toml
 from test_maxwell import ROWS, _ids, assert_refused, modes, run, transient
 
 M = 1.0                     # kg
@@ -119,18 +119,7 @@ def arrival_study(basis, scheme, events=None, step=1e-5):
     spring; modal: a spring k0 and no gap)."""
     gap, k0 = (GAP, 0.0) if basis == "physical" else (0.0, K0)
     spring = f"stiffness = {k0!r}\n" if k0 else ""
-    text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {M!r}
-{spring}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V0!r} }}
+    text = one_mass_toml(M, spring, "velocity", V0) + f"""
 {buckling_link(["A"], gap=gap)}
 {modes(1) if basis == "modal" else ""}
 {transient(basis, scheme, end=END, step=step, links=("sup",))}
@@ -291,18 +280,7 @@ def test_the_damper_in_the_critical_force(tmp_path, basis, scheme, included):
     counted, the force never exceeds F_c; the energy balance closes."""
     spring = "stiffness = 1e-3\n" if basis == "modal" else ""
     extra = f"damping = {CD!r}\n" + ("" if included else "damping_in_critical = false\n")
-    text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {M!r}
-{spring}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V0!r} }}
+    text = one_mass_toml(M, spring, "velocity", V0) + f"""
 {buckling_link(["A"], extra, gap=0.0)}
 {modes(1) if basis == "modal" else ""}
 {transient(basis, scheme, end=0.01, step=1e-5, links=("sup",))}

@@ -27,7 +27,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from fem import catalog
-from conftest import bad_link_toml, two_masses_toml
+from conftest import bad_link_toml, one_mass_toml, two_masses_toml
 from test_maxwell import ACCURACY, ROWS, assert_refused, modes, run, transient
 
 MASS = 1.0                  # kg
@@ -168,18 +168,7 @@ def force_curve_link(nodes, name="fc", normal=(1.0, 0.0, 0.0), gap=GAP, curve=CU
 
 def launch_study(basis, scheme, events):
     """A mass on the weak spring k0, launched at V0 towards the support at the gap."""
-    return f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-stiffness = {K0!r}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V0!r} }}
+    return one_mass_toml(MASS, f"stiffness = {K0!r}", "velocity", V0) + f"""
 {force_curve_link(["A"])}
 {modes(1) if basis == "modal" else ""}
 {transient(basis, scheme, end=END, step=STEP, links=("fc",))}
@@ -338,17 +327,7 @@ def test_a_mass_shuttles_between_two_planes(tmp_path):
     t_c = contact_time(lambda q: V0 ** 2 - 2.0 * curve_energy(q) / MASS, pen_max, MASS)
     period = 2.0 * (2.0 * GAP / V0 + t_c)
     for scheme, tol in (("exact", 1e-11), ("newmark", 1e-4)):
-        text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {V0!r} }}
+        text = one_mass_toml(MASS, "", "velocity", V0) + f"""
 {force_curve_link(["A"], extra='obstacle = "two_planes"')}
 {transient("physical", scheme, end=3.2 * period, step=STEP, links=("fc",))}
 events = "locate"
@@ -436,18 +415,7 @@ def test_a_contact_shorter_than_a_step_is_found(tmp_path, scheme):
     basis = "modal"
     k = (math.pi / 2.0e-3) ** 2 * MASS                  # half a period: 2 ms
     speed = 0.01
-    text = f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-stiffness = 1e-3
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {speed!r} }}
+    text = one_mass_toml(MASS, "stiffness = 1e-3", "velocity", speed) + f"""
 {force_curve_link(["A"], gap=2.1e-3, curve=[(1.0e-3, k * 1.0e-3)])}
 {modes(1) if basis == "modal" else ""}
 {transient(basis, scheme, end=0.5, step=4e-3, links=("fc",))}

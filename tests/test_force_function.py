@@ -29,7 +29,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from fem import catalog
-from conftest import two_masses_toml
+from conftest import one_mass_toml, two_masses_toml
 from test_maxwell import (ACCURACY, ROWS, SAFETY, _ids, assert_refused, modes, run,
                           transient)
 
@@ -67,18 +67,7 @@ def force_link(function, nodes=("A",), name="ff", component="DX", extra=""):
 
 def oscillator(basis, scheme, functions, link, *, end=END, step=STEP, analysis_extra=""):
     """A mass on the spring k0, displaced by X0 and released, with the link."""
-    return f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-stiffness = {K0!r}
-[[initial]]
-nodes = ["A"]
-displacement = {{ DX = {X0!r} }}
+    return one_mass_toml(MASS, f"stiffness = {K0!r}", "displacement", X0) + f"""
 {functions}
 {link}
 {modes(1) if basis == "modal" else ""}

@@ -21,7 +21,7 @@ import pytest
 from fem import catalog
 from fem.errors import StudyError
 from fem.runner import run_study
-from conftest import bad_link_toml
+from conftest import bad_link_toml, one_mass_toml
 from test_maxwell import ROWS, _ids, imposed_study, modes, run, transient
 
 K = 1.0e5                   # N/m, elastic stiffness
@@ -51,15 +51,7 @@ def step_load_study(basis, scheme, f0, spring, end, step):
     """A mass on the plastic link to the ground (and a spring ``spring`` N/m in parallel),
     the load FX = f0 from t = 0."""
     stiffness = f"stiffness = {spring!r}\n" if spring else ""
-    return f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-{stiffness}
+    return one_mass_toml(MASS, stiffness) + f"""
 [[load]]
 nodes = ["A"]
 FX = {f0!r}
@@ -313,17 +305,7 @@ def test_the_exact_scheme_lands_on_yield_and_unload_to_round_off(tmp_path):
 
 def free_vibration_study(scheme, v0, end):
     """A mass launched at v0 on a bilinear kinematic spring (CURVE) to the ground, no load."""
-    return f"""
-[mesh.nodes]
-A = [0.0, 0.0, 0.0]
-[model]
-components = ["DX"]
-[[discrete]]
-nodes = ["A"]
-mass = {MASS!r}
-[[initial]]
-nodes = ["A"]
-velocity = {{ DX = {v0!r} }}
+    return one_mass_toml(MASS, "", "velocity", v0) + f"""
 {plastic_link(["A"], CURVE)}
 {transient("physical", scheme, end=end, step=1e-4, links=("pl",))}
 """
