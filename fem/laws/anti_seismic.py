@@ -90,7 +90,7 @@ def dashpot(P, c, d, v):
     return cd * phi * psi, cd * phi * dpsi, cd * dphi * psi
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The anti-seismic device c at the link displacements d and rates dd (3 at o), h after
     its committed values cv_old: force on the first node into phi, its derivatives into Jd,

@@ -292,7 +292,7 @@ def integrate(P, c, h, u0, v0, u1, v1, z0, e0):
     return y[0], y[1], y[2], y[4], ok
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The trial state of Bouc-Wen contact c after a step h from its committed values cv_old:
     force on the first node into phi (3 at o), derivatives into Jd, Jv (block o // 3) when

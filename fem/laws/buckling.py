@@ -180,7 +180,7 @@ def _criterion(kn, cd, p0, p1, hv0, hv1, h, th):
     return kn * p + cd * rate
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """The buckling contact c at the link displacements d and rates dd, h after its committed
     values cv_old: force on the first node into phi (3 at o), its derivatives into Jd, Jv

@@ -281,7 +281,7 @@ def branch(k, c, alpha, vr, y0, u0, v0, u1, v1, h, scale, most):
     return y, su, sv, work, top, tries, True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The damper contact c at the link displacements d and rates dd, h after its committed
     values cv_old: force on the first node into phi (3 at o), its derivatives into Jd, Jv

@@ -102,7 +102,7 @@ def on_segment(P, c, j, p):
     return f0 + k * x, k, e0 + (f0 + 0.5 * k * x) * x
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     """The force-curve contact c at the link displacements d and rates dd: its force on the
     first node into phi (3 at o), its derivative into Jd (block o // 3) when ``jac``, its

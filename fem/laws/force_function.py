@@ -192,7 +192,7 @@ def elastic_work(P, c, u0, u1, panels, s):
     return total * width
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The force-function contact c at the link displacements d and rates dd, h after its
     committed values cv_old: its force on the first node into phi (3 at o), its derivatives

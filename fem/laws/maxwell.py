@@ -86,7 +86,7 @@ def stretch(tau, h, y0, du, v0, v1):
     return y1, a, b
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     """The trial state of Maxwell contact c after a step h from its committed values cv_old:
     force on the first node into phi (3 at o), derivatives into Jd, Jv (block o // 3) when

@@ -126,7 +126,7 @@ def coefficient(P, c, v):
     return fast - (fast - slow) * e, rate * (fast - slow) * e
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """The bearing c at the link displacements d and rates dd (3 at o), h after its
     committed values cv_old: its force on the slider into phi and, with ``jac``, the

@@ -33,22 +33,19 @@ segments, on which F is linear in u_p).
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
+from fem.laws import plastic_keys
 from fem.laws.axial import LOOP, commit, hermite, motion, turning_points
 from fem.laws.columns import (A_FN, A_FTM, A_LAM, A_PEN, A_VSL, ACT, DIR, EVOLVING_RATE, FN,
                               FTM, G0, G1, GAP, LAM, MODE, OPEN, PDOT, PEN, SLIP, STICK, VSL, own)
 from fem.laws.contract import (Feature, Law, Sample, Series, along, axial_rows,
                                mode_phase, record)
-from fem.validate import check_float
+from fem.laws.plastic_keys import MAX_POINTS
 
 #: the kind code of a plastic contact (column KIND; the registry checks codes are unique)
 PLASTIC = 5
-#: the most points a curve may have
-MAX_POINTS = 10
 ISOTROPIC, KINEMATIC = 0.0, 1.0
 #: its own parameter columns: the elastic stiffness k, the elastic limit F_y, the hardening
 #: rule, the side (0 both, +1 tension, -1 compression), the number of hardening points m, the
@@ -257,7 +254,32 @@ def _turn_derivatives(k, slope, e1, e2):
     return share * e1, share * e2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _elastic_step(P, c, o, u1, v1, f, k, cv_old, cv_new, phi, Jd, Jv, jac):
+    """``trial`` of a step without flow: the force f = k (delta - u_p), or slack (0) where it
+    leaves the spring's side; the internal variables kept."""
+    side = P[c, SIDE]
+    mode = STICK
+    slope = k
+    if side * f < 0.0:
+        f = slope = 0.0
+    if side != 0.0 and f == 0.0 and slope == 0.0:
+        mode = OPEN
+    up, p = cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE]
+    w0 = plastic_work(P, c, up, p)
+    commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, 0.0, cv_new, phi, Jd, Jv, jac)
+    cv_new[c, MODE] = mode
+    cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
+    cv_new[c, G0] = 1.0
+    cv_new[c, G1] = 1.0
+    cv_new[c, PLASTIC_ELONGATION] = up
+    cv_new[c, CUMULATIVE] = p
+    cv_new[c, DISSIPATED] = w0
+    cv_new[c, EVOLVING_RATE] = 0.0
+    cv_new[c, FLOW_ANCHOR] = cv_old[c, FLOW_ANCHOR]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """The plastic contact c at the link displacements d and rates dd, h after its committed
     values cv_old: force on the first node into phi (3 at o), its derivative into Jd (block
@@ -272,6 +294,12 @@ def trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     gap = P[c, GAP]
     up, p = cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE]
     k = P[c, STIFFNESS]
+    if flags[c] < 0.0 and h > 0.0 and _elastic_path(
+            P, c, cv_old[c, PEN] - gap, u1 - gap, h * cv_old[c, PDOT], h * v1, up, p):
+        # the common step: the whole path elastic from the committed state, as the return
+        # below would find it (slack where the force leaves its side)
+        _elastic_step(P, c, o, u1, v1, k * (u1 - gap - up), k, cv_old, cv_new, phi, Jd, Jv, jac)
+        return
     anchor = cv_old[c, FLOW_ANCHOR]
     dfdv = 0.0
     if flags[c] >= 0.0:
@@ -494,56 +522,9 @@ LAW = Law(
     OWN)
 
 
-def _curve(t, name):
-    """The curve's points [[delta, F], ...]: the elastic limit first, then hardening."""
-    value = t.raw(name)
-    if not isinstance(value, list) or not value or not all(
-            isinstance(pt, list) and len(pt) == 2 for pt in value):
-        raise t.error(name, "expected a list of [deformation, force] points, the elastic "
-                            "limit first")
-    if len(value) > MAX_POINTS + 1:
-        raise t.error(name, f"at most {MAX_POINTS + 1} points, got {len(value)}")
-    pts = [(check_float(u, t.key(f"{name}[{i + 1}][1]"), positive=True),
-            check_float(f, t.key(f"{name}[{i + 1}][2]"), positive=True))
-           for i, (u, f) in enumerate(value)]
-    k = pts[0][1] / pts[0][0]
-    for i in range(1, len(pts)):
-        (u0, f0), (u1, f1) = pts[i - 1], pts[i]
-        if not u1 > u0:
-            raise t.error(name, f"the deformations must increase: point {i + 1} "
-                                f"({u1:g}) after {u0:g}")
-        if f1 < f0:
-            raise t.error(name, f"the forces must not decrease (softening is not offered): "
-                                f"point {i + 1} ({f1:g}) after {f0:g}")
-        if not (f1 - f0) / (u1 - u0) < k:
-            raise t.error(name, f"segment {i} is as stiff as the elastic slope "
-                                f"{k:g} N/m (F_1 / delta_1) or stiffer: a hardening slope must "
-                                f"be below it")
-    if not math.isfinite(k):
-        raise t.error(name, f"the elastic slope F_1 / delta_1 = {pts[0][1]:g} / "
-                            f"{pts[0][0]:g} is not a finite stiffness")
-    # the plastic elongations of the points, delta - F / k, must grow (each segment below the
-    # elastic slope) also in floating point
-    plastic = [0.0] + [u - f / k for u, f in pts[1:]]
-    for i in range(1, len(plastic)):
-        if not plastic[i] > plastic[i - 1]:
-            raise t.error(name, f"point {i + 1} is as stiff as the elastic slope {k:g} N/m "
-                                f"from the point before, to round-off (its plastic elongation "
-                                f"delta - F / k does not grow)")
-    return pts
-
-
-def read(t, p: dict, components=()) -> None:
-    """The keys of a plastic link (docs/study_format.md)."""
-    p["direction"] = t.direction("direction")
-    p["curve"] = _curve(t, "curve")
-    p["hardening"] = t.str("hardening", "kinematic", choices=("isotropic", "kinematic"))
-    p["gap"] = t.float("gap", 0.0)
-    default = "both" if p["gap"] == 0.0 else ("tension" if p["gap"] > 0.0 else "compression")
-    p["side"] = t.str("side", default, choices=("both", "tension", "compression"))
-    if p["side"] == "both" and p["gap"] != 0.0:
-        raise t.error("side", "a gap acts on one side: give side = \"tension\" or "
-                              "\"compression\" (or no gap)")
+#: its keys (``fem.laws.plastic_keys``)
+read = plastic_keys.read
+table = plastic_keys.table
 
 
 def needed(p: dict, where: str) -> list:
@@ -553,20 +534,6 @@ def needed(p: dict, where: str) -> list:
 
 
 directions = along
-
-
-def table(curve) -> tuple:
-    """(k, F_y, [(a_i, h_i)], slope of h beyond the last of them) of a curve (module
-    docstring): the breakpoints of h, which are the curve's points but its first and its last
-    (the last segment's slope goes on beyond the last point)."""
-    (u1, fy) = curve[0]
-    k = fy / u1
-    points = [(0.0, 0.0)] + [(u - f / k, f - fy) for u, f in curve[1:]]
-    last = 0.0
-    if len(points) > 1:
-        (a0, h0), (a1, h1) = points[-2], points[-1]
-        last = (h1 - h0) / (a1 - a0)
-    return k, fy, points[1:-1], last
 
 
 def rows(p: dict, nodes: int = 2) -> list:

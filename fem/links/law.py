@@ -90,33 +90,106 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
                 for s in range(3):
                     Jd[b, q, s] = 0.0
                     Jv[b, q, s] = 0.0
-    for c in range(P.shape[0]):
-        o = 3 * int(P[c, BLK])
+    # the contacts in runs of one kind: a law's compiled run takes a whole run (its trial
+    # compiled into the loop, without a call per contact)
+    nc = P.shape[0]
+    c = 0
+    while c < nc:
         kind = int(P[c, KIND])
+        e = c + 1
+        while e < nc and int(P[e, KIND]) == kind:
+            e += 1
         if kind == MAXWELL:
-            maxwell.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            _maxwell_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == DAMPER:
-            damper.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            _damper_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == PLASTIC:
-            plastic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
+            _plastic_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == BOUC_WEN:
-            bouc_wen.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            _bouc_wen_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == PENDULUM:
-            # a bearing fills its record row (the next one) too: the record has no law
-            if P[c, ROLE] == BEARING:
-                pendulum.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
+            _pendulum_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == ANTI_SEISMIC:
-            anti_seismic.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            _anti_seismic_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == FORCE_CURVE:
-            force_curve.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+            _force_curve_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
         elif kind == FORCE_FUNCTION:
-            force_function.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+            _force_function_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
         elif kind == BUCKLING:
-            buckling.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
+            _buckling_run(P, c, e, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h)
         elif kind == RIGID:
-            impact.trial(P, c, o, d, dd, cv_old, cv_new, flags)
+            for k in range(c, e):
+                impact.trial(P, k, 3 * int(P[k, BLK]), d, dd, cv_old, cv_new, flags)
         else:
-            shock.trial(P, c, o, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac)
+            for k in range(c, e):
+                shock.trial(P, k, 3 * int(P[k, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags,
+                            jac)
+        c = e
+
+
+# ------------------------------------------------------------------ a run of one law
+# (each law's trial is compiled into its run: a call per contact would pass its dozen arrays
+# for a few dozen operations)
+@numba.njit(cache=True, nogil=True)
+def _maxwell_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    for c in range(c0, c1):
+        maxwell.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _damper_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    for c in range(c0, c1):
+        damper.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _plastic_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
+    for c in range(c0, c1):
+        plastic.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac,
+                      h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bouc_wen_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    for c in range(c0, c1):
+        bouc_wen.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _pendulum_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
+    for c in range(c0, c1):
+        # a bearing fills its record row (the next one) too: the record has no law
+        if P[c, ROLE] == BEARING:
+            pendulum.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags,
+                           jac, h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _anti_seismic_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    for c in range(c0, c1):
+        anti_seismic.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac,
+                           h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _force_curve_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
+    for c in range(c0, c1):
+        force_curve.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags,
+                          jac)
+
+
+@numba.njit(cache=True, nogil=True)
+def _force_function_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
+    for c in range(c0, c1):
+        force_function.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac,
+                             h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _buckling_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
+    for c in range(c0, c1):
+        buckling.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac,
+                       h)
 
 
 # ------------------------------------------------------------------ the lean loops' law
