@@ -109,21 +109,22 @@ def banded_sum_factor(M, C, K, c, k, band):
     n = M.shape[0]
     if b == 1:
         # tridiagonal: the pivots d_j = a_jj - a_j,j-1^2 / d_j-1 as reciprocals (one division
-        # on the recurrence's chain), then L_jj = sqrt(d_j) and L_j+1,j = a_j+1,j / L_jj
+        # on the recurrence's chain), then L_jj = sqrt(d_j) and L_j+1,j = a_j+1,j / L_jj in
+        # one pass
         r = 0.0
+        e = 0.0
         for j in range(n):
             a = M[j, 0] + c * C[j, 0] + k * K[j, 0]
-            if j > 0:
-                e = M[j - 1, 1] + c * C[j - 1, 1] + k * K[j - 1, 1]
-                a -= e * e * r
+            a -= e * e * r
             if not a > 0.0:
                 return False
             r = 1.0 / a
             band[j, 0] = r
+            e = M[j, 1] + c * C[j, 1] + k * K[j, 1]
         for j in range(n):
-            band[j, 0] = np.sqrt(band[j, 0])
-        for j in range(n - 1):
-            band[j, 1] = (M[j, 1] + c * C[j, 1] + k * K[j, 1]) * band[j, 0]
+            q = np.sqrt(band[j, 0])
+            band[j, 0] = q
+            band[j, 1] = (M[j, 1] + c * C[j, 1] + k * K[j, 1]) * q
         band[n - 1, 1] = 0.0
         return True
     for j in range(n):

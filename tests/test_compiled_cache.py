@@ -216,11 +216,12 @@ def test_the_keys_follow_what_compiled_code_reads(copy):
 #: the modules without compiled code that compiled code reads (its constants)
 #: (the registry's table of the laws with events, ``fem.laws.EVENTFUL``, is made from the laws'
 #: declarations, ``fem.laws.contract``: a law module without compiled code of its own, as
-#: laws/isolator.py, is read through its declaration; laws/buckling_keys.py gives the number
-#: of stages the buckling law's columns hold)
+#: laws/isolator.py, is read through its declaration; laws/buckling_keys.py and
+#: laws/plastic_keys.py give the number of stages or points the buckling and plastic laws'
+#: columns hold)
 READ_BY_COMPILED_CODE = {"laws/columns.py", "laws/shock_columns.py", "laws/__init__.py",
                          "laws/contract.py", "laws/isolator.py", "laws/buckling_keys.py",
-                         "probe_slots.py"}
+                         "laws/plastic_keys.py", "probe_slots.py"}
 
 
 @pytest.fixture

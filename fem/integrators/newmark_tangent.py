@@ -65,7 +65,8 @@ class Tangent(NamedTuple):
     iteration), S in the band storage of its factor (n, b + 1) and the permutation of that
     factor; the links' entries of L (``lp`` (m + 1,) pointers of each link's entries, ``lq``
     their row of the link in 0..2, ``li`` the position of their dof in the band's ordering,
-    ``lv`` the value); the tangent being assembled (``Jb``) and its factor (``Fb``), ``Gf``
+    ``lv`` the value); the links' part of J in the band storage of S (``Db``: -L^T G L, zero
+    off the links' entries) and the factor of J (``Fb``), ``Gf``
     (m, 3, 3) the links' tangent in that factor and ``Gn`` the one of the last evaluation,
     ``valid`` (3,): whether it holds one,
     whether the state at the end of the last step solved is kept, and which buffer of
@@ -81,7 +82,7 @@ class Tangent(NamedTuple):
     lq: np.ndarray
     li: np.ndarray
     lv: np.ndarray
-    Jb: np.ndarray
+    Db: np.ndarray
     Fb: np.ndarray
     Gf: np.ndarray
     Gn: np.ndarray
@@ -151,13 +152,18 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
 
 @numba.njit(cache=True, nogil=True)
 def _factor(tg, leave_out):
-    """J = S - L^T G L into tg.Jb and its factor into tg.Fb, G = tg.Gf; with ``leave_out``,
-    without the links whose tangent softens (a positive entry on G's diagonal). False when J
-    is not positive definite."""
-    Sb, Jb, Gf, lp, lq, li, lv = tg.Sb, tg.Jb, tg.Gf, tg.lp, tg.lq, tg.li, tg.lv
-    for j in range(Sb.shape[0]):
-        for k in range(Sb.shape[1]):
-            Jb[j, k] = Sb[j, k]
+    """The links' part -L^T G L of J into tg.Db (G = tg.Gf), and the factor of J = S + Db
+    into tg.Fb (summed as the factor goes: S is not copied); with ``leave_out``, without the
+    links whose tangent softens (a positive entry on G's diagonal). False when J is not
+    positive definite."""
+    Db, Gf, lp, lq, li, lv = tg.Db, tg.Gf, tg.lp, tg.lq, tg.li, tg.lv
+    # (Db is zero but at the links' entries: those of the last factor are cleared first)
+    for b in range(Gf.shape[0]):
+        for k1 in range(lp[b], lp[b + 1]):
+            for k2 in range(lp[b], lp[b + 1]):
+                i, j = li[k1], li[k2]
+                if i >= j:
+                    Db[j, i - j] = 0.0
     for b in range(Gf.shape[0]):
         if leave_out and (Gf[b, 0, 0] > 0.0 or Gf[b, 1, 1] > 0.0 or Gf[b, 2, 2] > 0.0):
             continue
@@ -165,8 +171,8 @@ def _factor(tg, leave_out):
             for k2 in range(lp[b], lp[b + 1]):
                 i, j = li[k1], li[k2]
                 if i >= j:
-                    Jb[j, i - j] -= lv[k1] * Gf[b, lq[k1], lq[k2]] * lv[k2]
-    return banded_sum_factor(Jb, Jb, Jb, 0.0, 0.0, tg.Fb)
+                    Db[j, i - j] -= lv[k1] * Gf[b, lq[k1], lq[k2]] * lv[k2]
+    return banded_sum_factor(tg.Sb, Db, Db, 1.0, 0.0, tg.Fb)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -267,11 +267,11 @@ def _elastic_step(P, c, o, u1, v1, f, k, cv_old, cv_new, phi, Jd, Jv, jac):
         mode = OPEN
     up, p = cv_old[c, PLASTIC_ELONGATION], cv_old[c, CUMULATIVE]
     w0 = plastic_work(P, c, up, p)
+    # (commit writes the mode STICK, acting, and event functions 1)
     commit(P, c, o, u1, v1, f, slope, 0.0, 0.5 * f * f / k, 0.0, cv_new, phi, Jd, Jv, jac)
-    cv_new[c, MODE] = mode
-    cv_new[c, ACT] = 0.0 if mode == OPEN else 1.0
-    cv_new[c, G0] = 1.0
-    cv_new[c, G1] = 1.0
+    if mode == OPEN:
+        cv_new[c, MODE] = OPEN
+        cv_new[c, ACT] = 0.0
     cv_new[c, PLASTIC_ELONGATION] = up
     cv_new[c, CUMULATIVE] = p
     cv_new[c, DISSIPATED] = w0
