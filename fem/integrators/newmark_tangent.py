@@ -150,7 +150,7 @@ def tangent_parts(L, Sb: np.ndarray, perm: np.ndarray) -> Tangent:
                    live)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _factor(tg, leave_out):
     """The links' part -L^T G L of J into tg.Db (G = tg.Gf), and the factor of J = S + Db
     into tg.Fb (summed as the factor goes: S is not copied); with ``leave_out``, without the
@@ -175,7 +175,7 @@ def _factor(tg, leave_out):
     return banded_sum_factor(tg.Sb, Db, Db, 1.0, 0.0, tg.Fb)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _refactor(tg, Jd, Jv, s, bd, gd):
     """G = s (bd Jd + gd Jv) (its symmetric part) into tg.Gf, and J factorized again, when G
     changed by more than SAME_TANGENT of an entry (otherwise the iteration goes on with the
@@ -247,7 +247,7 @@ def _update(tg, kin, wk, g, y, a1):
     csr_product(Ld, Li, Lp, a1, y)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     """The accelerations a_n+1 (into s1.a) and the link forces of the step by Newton's method
     on the whole system (module docstring), the predictors and the right-hand side r in wk;

@@ -73,7 +73,7 @@ def hermite(theta, u0, u1, hv0, hv1):
             h01, t3 - t2)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def turning_points(du, hv0, hv1):
     """The rate of the cubic Hermite path of a step, du/dtheta = a theta^2 + b theta + c
     (du = u1 - u0, hv0 = h u0', hv1 = h u1'), and the instants theta in (0, 1) where it changes

@@ -109,7 +109,7 @@ def plastic_work(P, c, up, p):
     return P[c, YIELD] * p + _integral(P, c, p)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _next_break(P, c, x, s):
     """The distance, moving from x in the direction s (+1 or -1), to the next breakpoint of
     X(x) = sign(x) h(|x|) (at the +-a_i), inf beyond the last; a breakpoint within round-off
@@ -125,7 +125,7 @@ def _next_break(P, c, x, s):
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def ahead(P, c, up, p, s):
     """(distance, H): how far the flow variable (kinematic: u_p in the direction s; isotropic:
     p) may go from (u_p, p) before h's next breakpoint (inf beyond the last), and the
@@ -210,7 +210,7 @@ def _elastic_path(P, c, delta0, delta1, hv0, hv1, up, p):
     return up_ok and down_ok
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _held(P, c, delta1, v1, up, p, anchor, delta0, mode):
     """Contact c in the mode ``mode``, imposed over the step (events = "locate", the exact
     scheme), from the committed (u_p, p), force f0 and deformation delta0: (F, dF/ddelta,

@@ -72,7 +72,7 @@ __all__ = ["evaluate", "JACOBIAN", "step_dissipation", "stored_energy", "support
            "FREE"]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     """Forces, modes, event functions and stored energies of every contact.
 
@@ -129,33 +129,35 @@ def evaluate(P, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
 
 # ------------------------------------------------------------------ a run of one law
 # (each law's trial is compiled into its run: a call per contact would pass its dozen arrays
-# for a few dozen operations)
-@numba.njit(cache=True, nogil=True)
+# for a few dozen operations; and without the runtime's reference counts, which the arrays
+# handed to the functions compiled into a loop would otherwise take and give back, in atomic
+# operations, at each call: the loops allocate nothing)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _maxwell_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     for c in range(c0, c1):
         maxwell.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _damper_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     for c in range(c0, c1):
         damper.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _plastic_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     for c in range(c0, c1):
         plastic.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac,
                       h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _bouc_wen_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     for c in range(c0, c1):
         bouc_wen.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _pendulum_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     for c in range(c0, c1):
         # a bearing fills its record row (the next one) too: the record has no law
@@ -164,28 +166,28 @@ def _pendulum_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
                            jac, h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _anti_seismic_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     for c in range(c0, c1):
         anti_seismic.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac,
                            h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _force_curve_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac):
     for c in range(c0, c1):
         force_curve.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags,
                           jac)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _force_function_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, jac, h):
     for c in range(c0, c1):
         force_function.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, jac,
                              h)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _buckling_run(P, c0, c1, d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac, h):
     for c in range(c0, c1):
         buckling.trial(P, c, 3 * int(P[c, BLK]), d, dd, cv_old, cv_new, phi, Jd, Jv, flags, jac,
