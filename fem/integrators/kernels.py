@@ -122,6 +122,22 @@ def csr_product(data, indices, indptr, x, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def largest_abs(x):
+    """max |x_j| (0 for an empty x), in four running maxima: one maximum's chain of
+    comparisons would take a comparison's latency per entry."""
+    m0 = m1 = m2 = m3 = 0.0
+    n4 = x.size - x.size % 4
+    for j in range(0, n4, 4):
+        m0 = max(m0, abs(x[j]))
+        m1 = max(m1, abs(x[j + 1]))
+        m2 = max(m2, abs(x[j + 2]))
+        m3 = max(m3, abs(x[j + 3]))
+    for j in range(n4, x.size):
+        m0 = max(m0, abs(x[j]))
+    return max(max(m0, m1), max(m2, m3))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def csr_transpose_add(data, indices, indptr, y, scale, out):
     """out += scale A^T y (A in CSR parts)."""
     for r in range(indptr.size - 1):

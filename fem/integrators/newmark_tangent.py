@@ -47,7 +47,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from fem.integrators.kernels import csr_product
+from fem.integrators.kernels import csr_product, largest_abs
 from fem.integrators.newmark_links import (HOLD_AFTER, MAX_ITERATIONS, SMALLEST_NORMAL,
                                            TOLERANCE, hold_changing, laws_at)
 from fem.linalg import NO, YES, banded_solve_into, banded_sum_factor
@@ -265,9 +265,7 @@ def solve_tangent(dt, co, kin, P, tg, s0, s1, wk, flags):
     m3 = y.size
     m = m3 // 3
     n = a1.size
-    scale0 = 0.0
-    for j in range(n):
-        scale0 = max(scale0, abs(rhs[j]))
+    scale0 = largest_abs(rhs)
     mask = wk.mask
     for c in range(P.shape[0]):
         mask[c] = flags[c]
