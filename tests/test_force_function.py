@@ -293,16 +293,7 @@ expression = "-{k!r}*u"
 # ------------------------------------------------------------------------------------------
 # refused input, and the warning
 def study_with(functions, link_keys, extra=""):
-    return textwrap.dedent("""
-        [mesh.nodes]
-        A = [0.0, 0.0, 0.0]
-        [model]
-        components = ["DX"]
-        [[discrete]]
-        nodes = ["A"]
-        mass = 1.0
-        stiffness = 1.0
-        """) + functions + "\n" + textwrap.dedent(f"""
+    return one_mass_toml(1.0, "stiffness = 1.0") + functions + "\n" + textwrap.dedent(f"""
         [[link]]
         kind = "force_function"
         name = "ff"
